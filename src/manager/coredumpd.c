@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpd: the manager. Accepts the kernel's coredump connections, proves each comes from a
+ * crashing task, answers the request, collects what /proc says about the task, and hands the
+ * connection to a single-use sandboxed worker; then stores the result. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "build-config.h"
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+#include "register.h"
+
+enum Action { ACTION_RUN, ACTION_CHECK_CONFIG, ACTION_REGISTER, ACTION_UNREGISTER };
+
+typedef struct Args {
+        enum Action action;
+        const char *socket_path;
+        const char *config_file;
+        const char *dropin_dir;
+        bool register_pattern;
+} Args;
+
+static void help(void) {
+        printf("Usage: coredumpd [OPTIONS]\n\n"
+               "Receives core dumps from the kernel's coredump socket and stores them.\n\n"
+               "  --socket=PATH        socket to bind when not socket-activated (default %s)\n"
+               "  --config=FILE        configuration file (default %s)\n"
+               "  --config-dir=DIR     drop-in directory (default %s)\n"
+               "  --no-register        do not set kernel.core_pattern (a unit does it)\n"
+               "  --check-config       validate the configuration and exit\n"
+               "  --register           set kernel.core_pattern for the socket and exit\n"
+               "  --unregister         restore the previous kernel.core_pattern and exit\n"
+               "  --version            print the version\n",
+               DEFAULT_SOCKET_PATH, CONFIG_FILE, CONFIG_DROPIN_DIR);
+}
+
+static int parse_args(int argc, char **argv, Args *a) {
+        enum { OPT_SOCKET = 256, OPT_CONFIG, OPT_CONFIG_DIR, OPT_NO_REGISTER, OPT_CHECK, OPT_REG, OPT_UNREG, OPT_VERSION };
+        static const struct option opts[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "socket", required_argument, NULL, OPT_SOCKET },
+                { "config", required_argument, NULL, OPT_CONFIG },
+                { "config-dir", required_argument, NULL, OPT_CONFIG_DIR },
+                { "no-register", no_argument, NULL, OPT_NO_REGISTER },
+                { "check-config", no_argument, NULL, OPT_CHECK },
+                { "register", no_argument, NULL, OPT_REG },
+                { "unregister", no_argument, NULL, OPT_UNREG },
+                { "version", no_argument, NULL, OPT_VERSION },
+                {},
+        };
+        int c;
+
+        *a = (Args) { ACTION_RUN, DEFAULT_SOCKET_PATH, CONFIG_FILE, CONFIG_DROPIN_DIR, true };
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case OPT_VERSION:
+                        printf("coredumpd %s\n", PACKAGE_VERSION);
+                        return 0;
+                case OPT_SOCKET:
+                        a->socket_path = optarg;
+                        break;
+                case OPT_CONFIG:
+                        a->config_file = optarg;
+                        break;
+                case OPT_CONFIG_DIR:
+                        a->dropin_dir = optarg;
+                        break;
+                case OPT_NO_REGISTER:
+                        a->register_pattern = false;
+                        break;
+                case OPT_CHECK:
+                        a->action = ACTION_CHECK_CONFIG;
+                        break;
+                case OPT_REG:
+                        a->action = ACTION_REGISTER;
+                        break;
+                case OPT_UNREG:
+                        a->action = ACTION_UNREGISTER;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        if (optind != argc)
+                return log_error_errno(-EINVAL, "Unexpected argument '%s'", argv[optind]);
+        return 1;
+}
+
+static int check_config(const Args *a) {
+        Config c;
+
+        if (config_load(&c, a->config_file, a->dropin_dir) < 0)
+                return 1;
+        printf("Storage=%s\nCompress=%s\nCompressLevel=%d\nProcessSizeMax=%llu\nExternalSizeMax=%llu\n"
+               "JournalSizeMax=%llu\nDirectory=%s\nWorkerUser=%s\nSpareWorkers=%u\nMaxParallel=%u\nTimeoutSec=%llu\n",
+               storage_to_string(c.storage), compression_to_string(c.compress), c.compress_level,
+               (unsigned long long) c.process_size_max, (unsigned long long) c.external_size_max,
+               (unsigned long long) c.journal_size_max, c.directory, c.worker_user, c.spare_workers, c.max_parallel,
+               (unsigned long long) (c.timeout_usec / USEC_PER_SEC));
+        return 0;
+}
+
+static int run(const Args *a) {
+        Manager *m = NULL;
+        sigset_t ss;
+        int r;
+
+        /* sd-event takes signals (and child exits) through fds: block them first. */
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGINT);
+        sigaddset(&ss, SIGHUP);
+        sigaddset(&ss, SIGCHLD);
+        if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
+                return log_error_errno(negative_errno(), "sigprocmask: %m");
+        (void) signal(SIGPIPE, SIG_IGN);
+
+        r = manager_new(&m, a->config_file, a->dropin_dir);
+        if (r >= 0)
+                r = manager_setup_listen(m, a->socket_path);
+        if (r >= 0 && a->register_pattern)
+                r = manager_register_pattern(m);
+        if (r >= 0)
+                r = manager_run(m);
+        manager_free(m);
+        return r;
+}
+
+int main(int argc, char **argv) {
+        Args a;
+        int r;
+
+        /* The kernel does not stop a socket dump recursing into us: never be dumpable. */
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        log_setup("coredumpd");
+
+        r = parse_args(argc, argv, &a);
+        if (r <= 0)
+                return r < 0 ? 2 : 0;
+        if (a.action == ACTION_CHECK_CONFIG)
+                return check_config(&a);
+        if (geteuid() != 0) {
+                log_error("coredumpd must run as root (it reads other users' /proc and sets core_pattern)");
+                return 1;
+        }
+        if (a.action == ACTION_REGISTER)
+                return register_oneshot(a.socket_path) < 0 ? 1 : 0;
+        if (a.action == ACTION_UNREGISTER)
+                return unregister_oneshot(a.socket_path) < 0 ? 1 : 0;
+        return run(&a) < 0 ? 1 : 0;
+}

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "crash.h"
+#include "handshake.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "policy.h"
+#include "store.h"
+#include "time-util.h"
+#include "verify.h"
+#include "worker-pool.h"
+
+static const char *crash_comm(const Crash *c) {
+        return c->meta.proc_valid && c->meta.comm[0] ? c->meta.comm : "n/a";
+}
+
+void crash_free(Crash *c) {
+        Manager *m;
+
+        if (!c)
+                return;
+        m = c->manager;
+        if (c->worker) {
+                c->worker->crash = NULL;
+                worker_kill(c->worker, "its crash was abandoned");
+        }
+        sd_event_source_disable_unref(c->io_source);
+        sd_event_source_disable_unref(c->timer_source);
+        safe_close(c->conn_fd);
+        safe_close(c->pidfd);
+        safe_close(c->out_fd);
+        LIST_REMOVE(crashes, m->crashes, c);
+        m->n_crashes--;
+        free(c);
+        manager_update_accepting(m);
+}
+
+static void crash_drop(Crash *c, int level, const char *what) {
+        log_full_errno(level, 0, "Crash of PID %d (%s): %s", (int) c->info.pid, crash_comm(c), what);
+        crash_free(c);
+}
+
+static int crash_start_streaming(Crash *c);
+
+static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
+        Crash *c = userdata;
+
+        if (c->state == CRASH_HANDSHAKE || c->state == CRASH_MARK)
+                crash_drop(c, LOG_WARNING, "no complete handshake in time, connection closed");
+        else if (c->state == CRASH_WAIT_WORKER)
+                crash_drop(c, LOG_ERR, "no worker became available before the deadline, core lost, task released");
+        else
+                crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline, killed; core lost, task released");
+        return 0;
+}
+
+static int crash_arm_timer(Crash *c, uint64_t usec_from_accept) {
+        uint64_t when = c->accept_usec + usec_from_accept;
+
+        if (c->timer_source)
+                return sd_event_source_set_time(c->timer_source, when);
+        return sd_event_add_time(c->manager->event, &c->timer_source, CLOCK_MONOTONIC, when, 0, on_deadline, c);
+}
+
+/* Non-blocking: appends what is there to buf up to want; 1 when complete, 0 to wait, <0 error. */
+static int read_some(int fd, uint8_t *buf, size_t *have, size_t want) {
+        ssize_t n = recv(fd, buf + *have, want - *have, MSG_DONTWAIT);
+
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : negative_errno();
+        if (n == 0)
+                return -ECONNRESET;
+        *have += (size_t) n;
+        return *have == want;
+}
+
+static int collect_and_open(Crash *c) {
+        Manager *m = c->manager;
+        int r;
+
+        r = meta_collect(c->pidfd, &c->info, &c->meta);
+        if (r < 0)
+                log_warning_errno(r, "Crash of PID %d: /proc could not be read for this very process, "
+                                  "recording only what the kernel guaranteed: %m", (int) c->info.pid);
+        if (c->storing) {
+                c->out_fd = store_open_tmpfile(m->storage_fd);
+                if (c->out_fd < 0) {
+                        log_error_errno(c->out_fd, "Crash of PID %d (%s): cannot create the output in %s, core not stored: %m",
+                                        (int) c->info.pid, crash_comm(c), m->config.directory);
+                        c->storing = false;
+                }
+        }
+        if (!c->storing) {
+                /* The worker still takes the stream (and later produces the record). */
+                c->out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (c->out_fd < 0)
+                        return negative_errno();
+        }
+        return 0;
+}
+
+static int crash_ready_to_stream(Crash *c) {
+        int r;
+
+        sd_event_source_disable_unref(c->io_source);
+        c->io_source = NULL;
+        r = collect_and_open(c);
+        if (r < 0)
+                return r;
+        r = crash_arm_timer(c, c->manager->config.timeout_usec);
+        if (r < 0)
+                return r;
+        c->state = CRASH_WAIT_WORKER;
+        return crash_start_streaming(c);
+}
+
+static int handle_request(Crash *c) {
+        struct coredump_req req;
+        struct coredump_ack ack;
+        uint64_t decision;
+        const char *why = NULL;
+        int r;
+
+        r = handshake_parse_req(c->req_buf, c->req_len, &req);
+        if (r < 0)
+                return r;
+        decision = policy_decide(c->manager, &c->info, &why);
+        r = handshake_build_ack(&req, decision, &ack);
+        if (r < 0)
+                return r;
+        if (send(c->conn_fd, &ack, sizeof ack, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) sizeof ack)
+                return errno ? negative_errno() : -EIO;
+        if (decision & COREDUMP_REJECT) {
+                log_notice("Crash of PID %d: not taking the core (%s)", (int) c->info.pid, why ? why : "policy");
+                return -ECANCELED;
+        }
+        c->state = CRASH_MARK;
+        return 0;
+}
+
+static int handshake_step(Crash *c) {
+        int r;
+
+        if (c->state == CRASH_HANDSHAKE && c->req_size == 0) {
+                uint8_t head[4];
+                ssize_t n = recv(c->conn_fd, head, sizeof head, MSG_PEEK | MSG_DONTWAIT);
+                uint32_t size;
+
+                if (n < 0)
+                        return errno == EAGAIN ? 0 : negative_errno();
+                if (n == 0)
+                        return -ECONNRESET;
+                if (n < (ssize_t) sizeof head)
+                        return 0;
+                if (handshake_is_elf_magic(head)) {
+                        c->plain = true; /* "@": the core itself, no request */
+                        return crash_ready_to_stream(c);
+                }
+                r = handshake_req_size(head, &size);
+                if (r < 0)
+                        return r;
+                c->req_size = size;
+        }
+        if (c->state == CRASH_HANDSHAKE) {
+                r = read_some(c->conn_fd, c->req_buf, &c->req_len, c->req_size);
+                if (r <= 0)
+                        return r;
+                r = handle_request(c);
+                if (r < 0)
+                        return r;
+        }
+        r = read_some(c->conn_fd, c->mark, &c->mark_len, sizeof c->mark);
+        if (r <= 0)
+                return r;
+        {
+                uint32_t mark;
+                memcpy(&mark, c->mark, sizeof mark);
+                if (mark != COREDUMP_MARK_REQACK) {
+                        log_error("Crash of PID %d: the kernel refused our ack: mark %u (%s); no core",
+                                  (int) c->info.pid, mark, handshake_mark_to_string(mark));
+                        return -EPROTO;
+                }
+        }
+        return crash_ready_to_stream(c);
+}
+
+static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Crash *c = userdata;
+        int r = handshake_step(c);
+
+        /* -ECANCELED (rejected by policy) and -EPROTO (refused mark) were logged already. */
+        if (r < 0 && r != -ECANCELED && r != -EPROTO)
+                log_warning_errno(r, "Crash of PID %d: handshake failed, connection closed: %m", (int) c->info.pid);
+        if (r < 0)
+                crash_free(c);
+        return 0;
+}
+
+static int crash_start_streaming(Crash *c) {
+        Worker *w = pool_take_idle(c->manager);
+        int r;
+
+        if (!w)
+                return 0; /* stays CRASH_WAIT_WORKER; dispatched when a worker is READY */
+        r = worker_start_job(w, c, c->conn_fd, c->out_fd);
+        if (r < 0)
+                return r;
+        /* The worker holds the only copy now: when it closes it, or dies, the task goes free. */
+        c->conn_fd = safe_close(c->conn_fd);
+        c->state = CRASH_STREAMING;
+        return 0;
+}
+
+void crash_dispatch_waiting(Manager *m) {
+        Crash *c, *prev;
+
+        LIST_FIND_TAIL(crashes, m->crashes, c);
+        for (; c; c = prev) {
+                prev = c->crashes_prev;
+                if (c->state != CRASH_WAIT_WORKER)
+                        continue;
+                if (crash_start_streaming(c) < 0) {
+                        crash_drop(c, LOG_ERR, "failed to hand the core to a worker, core lost");
+                        continue;
+                }
+                if (c->state == CRASH_WAIT_WORKER)
+                        break; /* no idle worker left */
+        }
+}
+
+unsigned crash_count_waiting(Manager *m) {
+        unsigned n = 0;
+
+        for (Crash *c = m->crashes; c; c = c->crashes_next)
+                n += c->state == CRASH_WAIT_WORKER;
+        return n;
+}
+
+static int verify_connection(Manager *m, Crash *c) {
+        const char *why = "unknown";
+        int r = verify_peer(c->conn_fd, &c->info, &why);
+
+        if (r < 0) {
+                if (ratelimit_below(&m->refuse_ratelimit))
+                        log_warning("Refused a connection on the coredump socket: %s (%s)", why, strerror(-r));
+                return r;
+        }
+        c->pidfd = r;
+        return 0;
+}
+
+void crash_accept(Manager *m, int conn) {
+        Crash *c = calloc(1, sizeof *c);
+        int r;
+
+        if (!c) {
+                log_error("Out of memory, dropping a crash connection");
+                safe_close(conn);
+                return;
+        }
+        *c = (Crash) {
+                .manager = m,
+                .id = ++m->next_crash_id,
+                .conn_fd = conn,
+                .pidfd = -EBADF,
+                .out_fd = -EBADF,
+                .storing = m->config.storage != STORAGE_NONE,
+                .timestamp_usec = now_usec(CLOCK_REALTIME),
+                .accept_usec = now_usec(CLOCK_MONOTONIC),
+        };
+        LIST_PREPEND(crashes, m->crashes, c);
+        m->n_crashes++;
+
+        if (verify_connection(m, c) < 0) {
+                crash_free(c);
+                return;
+        }
+        r = sd_event_add_io(m->event, &c->io_source, conn, EPOLLIN, on_conn_io, c);
+        if (r >= 0)
+                r = crash_arm_timer(c, MIN(HANDSHAKE_TIMEOUT_USEC, m->config.timeout_usec));
+        if (r < 0) {
+                log_error_errno(r, "Failed to watch the crash connection: %m");
+                crash_free(c);
+                return;
+        }
+        /* The request is normally already queued: don't wait for a loop iteration. */
+        on_conn_io(c->io_source, conn, EPOLLIN, c);
+}
+
+static bool result_plausible(const MsgResult *res) {
+        return res->error <= 0 && res->error > -4096 && res->state <= CORE_UNKNOWN_END;
+}
+
+static const char *state_text(uint32_t state) {
+        switch (state) {
+        case CORE_COMPLETE:
+                return "complete";
+        case CORE_TRUNCATED_LIMIT:
+                return "truncated at the configured size limit";
+        case CORE_TRUNCATED_EOF:
+                return "truncated: the stream ended early";
+        default:
+                return "not a parsable ELF core, stored as received";
+        }
+}
+
+static void crash_store(Crash *c, const MsgResult *res) {
+        Manager *m = c->manager;
+        char name[COREDUMP_NAME_MAX];
+        uid_t reader = store_reader_uid(&c->info, &c->meta);
+        StoreAttrs a = {
+                .pid = c->info.pid,
+                .uid = c->info.ruid,
+                .gid = c->info.rgid,
+                .signal = (c->info.mask & PIDFD_INFO_COREDUMP_SIGNAL) ? (int) c->info.coredump_signal : 0,
+                .timestamp_usec = c->timestamp_usec,
+                .hostname = m->hostname,
+                .meta = &c->meta,
+        };
+        int r;
+
+        r = coredump_filename(name, sizeof name, c->meta.proc_valid ? c->meta.comm : NULL, c->info.ruid, m->boot_id,
+                              c->info.pid, c->timestamp_usec, compression_suffix(m->config.compress));
+        if (r >= 0)
+                r = store_link(m->storage_fd, c->out_fd, name, &a, reader);
+        if (r < 0) {
+                log_error_errno(r, "Crash of PID %d (%s): failed to store the core: %m", (int) c->info.pid, crash_comm(c));
+                return;
+        }
+        log_info("Crash of PID %d (%s, uid %u): core %s, %llu bytes received, %llu stored as %s/%s",
+                 (int) c->info.pid, crash_comm(c), (unsigned) c->info.ruid, state_text(res->state),
+                 (unsigned long long) res->bytes_in, (unsigned long long) res->bytes_out, m->config.directory, name);
+}
+
+void crash_worker_result(Crash *c, const MsgResult *res) {
+        c->worker = NULL;
+        if (!result_plausible(res)) {
+                crash_drop(c, LOG_ERR, "worker sent an impossible result, core discarded");
+                return;
+        }
+        if (res->error < 0)
+                log_error_errno(res->error, "Crash of PID %d (%s): core lost after %llu bytes: %m",
+                                (int) c->info.pid, crash_comm(c), (unsigned long long) res->bytes_in);
+        else if (c->storing)
+                crash_store(c, res);
+        else
+                log_info("Crash of PID %d (%s, uid %u): %llu bytes processed, not stored (Storage=%s)", (int) c->info.pid,
+                         crash_comm(c), (unsigned) c->info.ruid, (unsigned long long) res->bytes_in,
+                         storage_to_string(c->manager->config.storage));
+        crash_free(c);
+}
+
+void crash_worker_lost(Crash *c, const char *why) {
+        c->worker = NULL;
+        log_error("Crash of PID %d (%s): %s; core lost, task released", (int) c->info.pid, crash_comm(c), why);
+        crash_free(c);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "kernel-abi.h"
+#include "list.h"
+#include "meta.h"
+#include "pidfd-util.h"
+#include "proto.h"
+
+typedef struct Manager Manager;
+typedef struct Worker Worker;
+
+/* The kernel sends the request right after connecting; a peer that is slower is not it. */
+#define HANDSHAKE_TIMEOUT_USEC (5 * USEC_PER_SEC)
+
+typedef enum CrashState {
+        CRASH_HANDSHAKE,   /* waiting for the request (or the ELF magic with "@") */
+        CRASH_MARK,        /* ack sent, waiting for the kernel's mark */
+        CRASH_WAIT_WORKER, /* ready to stream, no idle worker yet */
+        CRASH_STREAMING,   /* a worker has the connection */
+} CrashState;
+
+typedef struct Crash {
+        Manager *manager;
+        uint64_t id;
+        CrashState state;
+        int conn_fd;
+        int pidfd;
+        int out_fd;
+        bool storing;
+        PidfdInfo info;
+        CrashMeta meta;
+        uint64_t timestamp_usec; /* CLOCK_REALTIME at accept */
+        uint64_t accept_usec;    /* CLOCK_MONOTONIC at accept */
+        bool plain;              /* "@" protocol: no request, the core starts at once */
+        uint8_t req_buf[COREDUMP_REQ_SIZE_MAX];
+        size_t req_len, req_size;
+        uint8_t mark[COREDUMP_MARK_SIZE];
+        size_t mark_len;
+        sd_event_source *io_source;
+        sd_event_source *timer_source;
+        Worker *worker;
+        LIST_FIELDS(struct Crash, crashes);
+} Crash;
+
+/* Takes a freshly accepted connection (ownership of conn passes). */
+void crash_accept(Manager *m, int conn);
+/* Gives crashes that wait for a worker to idle workers, oldest first. */
+void crash_dispatch_waiting(Manager *m);
+unsigned crash_count_waiting(Manager *m);
+/* The worker reported; res is untrusted and checked here. */
+void crash_worker_result(Crash *c, const MsgResult *res);
+/* The worker went away without a result. */
+void crash_worker_lost(Crash *c, const char *why);
+void crash_free(Crash *c);

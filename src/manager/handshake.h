@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The @@ request protocol, as pure functions over bytes (kernel-abi.md §2). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel-abi.h"
+
+/* First 4 bytes of the stream: "\177ELF" means the plain @ protocol (the core itself). */
+bool handshake_is_elf_magic(const uint8_t b[4]);
+/* Size the request announces, checked: -EBADMSG unless 16..COREDUMP_REQ_SIZE_MAX. */
+int handshake_req_size(const uint8_t b[4], uint32_t *ret);
+/* Validates a complete request of `len` bytes (unknown tail ignored). */
+int handshake_parse_req(const uint8_t *buf, size_t len, struct coredump_req *ret);
+/* The ack for `decision` (one of KERNEL, USERSPACE, REJECT, optionally with WAIT), limited to
+ * what the request offered; -EOPNOTSUPP if the kernel did not offer it. */
+int handshake_build_ack(const struct coredump_req *req, uint64_t decision, struct coredump_ack *ret);
+const char *handshake_mark_to_string(uint32_t mark);

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <libgen.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+
+#include "listen.h"
+#include "log.h"
+#include "macro.h"
+
+#define SOCKET_DIR_MODE 0700
+#define SOCKET_MODE 0600
+
+int listen_from_systemd(char *ret_path, size_t size) {
+        struct sockaddr_un sa = {};
+        socklen_t l = sizeof sa;
+        int n, fd = SD_LISTEN_FDS_START;
+
+        n = sd_listen_fds(true);
+        if (n < 0)
+                return log_error_errno(n, "Failed to read LISTEN_FDS: %m");
+        if (n == 0)
+                return 0;
+        if (n > 1)
+                return log_error_errno(-EINVAL, "Expected one socket from the service manager, got %d", n);
+        if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
+                return log_error_errno(-EINVAL, "The passed fd is not a listening AF_UNIX stream socket");
+        if (getsockname(fd, (struct sockaddr *) &sa, &l) < 0)
+                return log_error_errno(negative_errno(), "getsockname: %m");
+        if (l <= offsetof(struct sockaddr_un, sun_path) || sa.sun_path[0] != '/')
+                return log_error_errno(-EINVAL, "The passed socket is not bound to a path");
+        snprintf(ret_path, size, "%.*s", (int) (l - offsetof(struct sockaddr_un, sun_path)), sa.sun_path);
+        (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
+        return fd;
+}
+
+/* Walks the path from "/" one component at a time, never following a symlink. Returns an
+ * O_PATH fd of the last directory. */
+static int walk_dirs(const char *dir) {
+        _cleanup_close_ int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        char copy[SOCKET_PATH_MAX];
+        char *save = NULL;
+
+        if (fd < 0)
+                return negative_errno();
+        snprintf(copy, sizeof copy, "%s", dir);
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                struct stat st;
+                int next;
+
+                if (strcmp(c, "..") == 0 || strcmp(c, ".") == 0)
+                        return log_error_errno(-EINVAL, "Socket path %s has a '%s' component", dir, c);
+                next = openat(fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0)
+                        return log_error_errno(negative_errno(), "Cannot open %s of %s: %m", c, dir);
+                safe_close(fd);
+                fd = next;
+                if (fstat(fd, &st) < 0)
+                        return negative_errno();
+                if (S_ISLNK(st.st_mode))
+                        return log_error_errno(-ELOOP, "Socket path %s has a symlink at '%s': the kernel refuses symlinks", dir, c);
+                if (!S_ISDIR(st.st_mode))
+                        return log_error_errno(-ENOTDIR, "'%s' in %s is not a directory", c, dir);
+                if (st.st_mode & (S_IWGRP | S_IWOTH))
+                        return log_error_errno(-EPERM, "'%s' in %s is group- or world-writable", c, dir);
+                if (st.st_uid != 0)
+                        return log_error_errno(-EPERM, "'%s' in %s is not owned by root", c, dir);
+        }
+        return TAKE_FD(fd);
+}
+
+int socket_path_check(const char *path) {
+        char copy[SOCKET_PATH_MAX];
+        _cleanup_close_ int fd = -EBADF;
+
+        if (path[0] != '/' || strlen(path) >= SOCKET_PATH_MAX || strchr(path, ' '))
+                return log_error_errno(-EINVAL, "Socket path '%s' must be absolute, without spaces, shorter than %zu bytes",
+                                       path, SOCKET_PATH_MAX);
+        snprintf(copy, sizeof copy, "%s", path);
+        fd = walk_dirs(dirname(copy));
+        return fd < 0 ? fd : 0;
+}
+
+static int ensure_socket_dir(const char *dir) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        if (mkdir(dir, SOCKET_DIR_MODE) < 0 && errno != EEXIST)
+                return log_error_errno(negative_errno(), "Failed to create %s: %m", dir);
+        fd = walk_dirs(dir);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if ((st.st_mode & 07777) != SOCKET_DIR_MODE)
+                return log_error_errno(-EPERM, "%s has mode %04o, expected %04o", dir, st.st_mode & 07777,
+                                       SOCKET_DIR_MODE);
+        return 0;
+}
+
+int listen_bind(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -EBADF;
+        char copy[SOCKET_PATH_MAX];
+        struct stat st;
+        mode_t old;
+        int r;
+
+        r = socket_path_check(path);
+        if (r < 0)
+                return r;
+        snprintf(copy, sizeof copy, "%s", path);
+        r = ensure_socket_dir(dirname(copy));
+        if (r < 0)
+                return r;
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode))
+                        return log_error_errno(-EEXIST, "%s exists and is not a socket", path);
+                (void) unlink(path); /* stale, from a previous run */
+        }
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return log_error_errno(negative_errno(), "socket: %m");
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+        old = umask(0777 & ~SOCKET_MODE);
+        r = bind(fd, (struct sockaddr *) &sa, sizeof sa);
+        umask(old);
+        if (r < 0)
+                return log_error_errno(negative_errno(), "Failed to bind %s: %m", path);
+        if (chmod(path, SOCKET_MODE) < 0)
+                return log_error_errno(negative_errno(), "chmod %s: %m", path);
+        if (listen(fd, LISTEN_BACKLOG) < 0)
+                return log_error_errno(negative_errno(), "listen: %m");
+        return TAKE_FD(fd);
+}

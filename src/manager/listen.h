@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/un.h>
+
+#define SOCKET_PATH_MAX sizeof(((struct sockaddr_un *) 0)->sun_path)
+/* Crash storms arrive as one connection each; the kernel drops a dump when this is full. */
+#define LISTEN_BACKLOG 4096
+
+/* The socket systemd passed (LISTEN_FDS), if any: returns the fd, 0 if none was passed,
+ * negative errno if what was passed is not a listening AF_UNIX stream socket. Its path goes
+ * to ret_path. */
+int listen_from_systemd(char *ret_path, size_t size);
+/* Binds path ourselves: the parent chain must have no symlink and no group/world-writable
+ * directory, the directory itself is root-owned 0700, the socket 0600. */
+int listen_bind(const char *path);
+/* Refuses a path the kernel could not reach or that others could tamper with. */
+int socket_path_check(const char *path);

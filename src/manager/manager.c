@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include "crash.h"
+#include "fd-util.h"
+#include "manager.h"
+#include "store.h"
+#include "worker-pool.h"
+
+/* Refused connections are logged at most this often. */
+#define REFUSE_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
+#define REFUSE_LOG_BURST 5
+#define WORKER_BINARY "coredump-worker"
+
+static int find_worker(Manager *m) {
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+        /* The worker is installed next to coredumpd (libexecdir; or the build tree). */
+        if (n <= 0)
+                return log_error_errno(negative_errno(), "Cannot find our own executable: %m");
+        self[n] = 0;
+        if (snprintf(m->worker_path, sizeof m->worker_path, "%s/%s", dirname(self), WORKER_BINARY) >=
+            (int) sizeof m->worker_path)
+                return -ENAMETOOLONG;
+        if (access(m->worker_path, X_OK) < 0)
+                return log_error_errno(negative_errno(), "Worker %s is not executable: %m", m->worker_path);
+        return 0;
+}
+
+static int apply_config(Manager *m) {
+        int fd;
+
+        if (m->config.storage == STORAGE_JOURNAL)
+                log_warning("Storage=journal is not implemented yet; cores are stored in %s", m->config.directory);
+        if (m->config.storage == STORAGE_NONE)
+                return 0;
+        fd = store_open_dir(m->config.directory);
+        if (fd < 0)
+                return log_error_errno(fd, "Cannot open the storage directory %s: %m", m->config.directory);
+        safe_close(m->storage_fd);
+        m->storage_fd = fd;
+        return 0;
+}
+
+int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) {
+        Manager *m = calloc(1, sizeof *m);
+        int r;
+
+        if (!m)
+                return -ENOMEM;
+        *m = (Manager) {
+                .config_file = config_file,
+                .dropin_dir = dropin_dir,
+                .listen_fd = -EBADF,
+                .storage_fd = -EBADF,
+                .refuse_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
+        };
+        *ret = m;
+
+        r = config_load(&m->config, config_file, dropin_dir);
+        if (r < 0)
+                return log_error_errno(r, "Invalid configuration, not starting.");
+        r = read_boot_id(m->boot_id);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the boot id: %m");
+        if (gethostname(m->hostname, sizeof m->hostname - 1) < 0)
+                snprintf(m->hostname, sizeof m->hostname, "localhost");
+        r = find_worker(m);
+        if (r < 0)
+                return r;
+        r = pool_resolve_user(m);
+        if (r < 0)
+                return r;
+        r = apply_config(m);
+        if (r < 0)
+                return r;
+        return sd_event_default(&m->event);
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+
+        /* One connection per wake-up, so a storm cannot starve crashes already in flight. */
+        int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (conn < 0) {
+                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        log_warning_errno(negative_errno(), "accept: %m");
+                return 0;
+        }
+        crash_accept(m, conn);
+        return 0;
+}
+
+void manager_update_accepting(Manager *m) {
+        bool want = m->n_crashes < m->config.max_parallel;
+
+        if (!m->listen_source || want == m->accepting)
+                return;
+        /* Past MaxParallel the kernel's connections wait in the listen backlog. */
+        (void) sd_event_source_set_enabled(m->listen_source, want ? SD_EVENT_ON : SD_EVENT_OFF);
+        m->accepting = want;
+}
+
+int manager_setup_listen(Manager *m, const char *socket_path) {
+        int fd = listen_from_systemd(m->socket_path, sizeof m->socket_path);
+        int r;
+
+        if (fd < 0)
+                return fd;
+        if (fd == 0) {
+                fd = listen_bind(socket_path);
+                if (fd < 0)
+                        return fd;
+                snprintf(m->socket_path, sizeof m->socket_path, "%s", socket_path);
+                m->socket_bound_here = true;
+        } else
+                log_info("Using the socket passed by the service manager: %s", m->socket_path);
+        m->listen_fd = fd;
+        r = fd_set_nonblock(fd, true);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(m->event, &m->listen_source, fd, EPOLLIN, on_accept, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the listening socket: %m");
+        m->accepting = true;
+        return 0;
+}
+
+int manager_register_pattern(Manager *m) {
+        int r = pattern_register(m->socket_path, m->saved_pattern, sizeof m->saved_pattern, m->our_pattern,
+                                 sizeof m->our_pattern);
+        if (r < 0)
+                return r;
+        m->registered = true;
+        return 0;
+}
+
+int manager_reload(Manager *m) {
+        Config old = m->config, fresh;
+        int r;
+
+        log_info("Reloading configuration");
+        r = config_load(&fresh, m->config_file, m->dropin_dir);
+        if (r < 0)
+                return log_error_errno(r, "New configuration is invalid, keeping the previous one.");
+        m->config = fresh;
+        r = apply_config(m);
+        if (r >= 0)
+                r = pool_resolve_user(m);
+        if (r < 0) {
+                m->config = old;
+                (void) apply_config(m);
+                (void) pool_resolve_user(m);
+                return log_error_errno(r, "New configuration cannot be applied, keeping the previous one.");
+        }
+        /* Spares were started for the old settings (user); busy workers finish their crash. */
+        pool_retire_idle(m);
+        pool_fill(m);
+        manager_update_accepting(m);
+        return 0;
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        if (si->ssi_signo == SIGHUP) {
+                (void) manager_reload(m);
+                return 0;
+        }
+        log_info("Received %s, stopping", strsignal((int) si->ssi_signo));
+        return sd_event_exit(m->event, 0);
+}
+
+int manager_run(Manager *m) {
+        static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
+                r = sd_event_add_signal(m->event, NULL, sigs[i], on_signal, m);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to watch signal %d: %m", sigs[i]);
+        }
+        pool_fill(m);
+        (void) sd_notify(false, "READY=1\nSTATUS=Waiting for crashes");
+        log_info("Ready: socket %s, storage %s (%s, %s), %u spare workers as uid %u", m->socket_path,
+                 m->config.storage == STORAGE_NONE ? "none" : m->config.directory, storage_to_string(m->config.storage),
+                 compression_to_string(m->config.compress), m->config.spare_workers, (unsigned) m->worker_uid);
+        return sd_event_loop(m->event);
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        (void) sd_notify(false, "STOPPING=1");
+        /* Stop taking crashes first, then let the kernel go: unregister, close, release tasks. */
+        m->listen_source = sd_event_source_disable_unref(m->listen_source);
+        if (m->registered)
+                (void) pattern_restore(m->saved_pattern, m->our_pattern);
+        while (m->crashes)
+                crash_free(m->crashes);
+        pool_free_all(m);
+        m->respawn_timer = sd_event_source_disable_unref(m->respawn_timer);
+        safe_close(m->listen_fd);
+        if (m->socket_bound_here)
+                (void) unlink(m->socket_path);
+        safe_close(m->storage_fd);
+        sd_event_unref(m->event);
+        free(m);
+        return NULL;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "coredump-name.h"
+#include "list.h"
+#include "log.h"
+#include "pattern.h"
+#include "listen.h"
+
+typedef struct Crash Crash;
+typedef struct Worker Worker;
+
+typedef struct Manager {
+        sd_event *event;
+        Config config;
+        const char *config_file;
+        const char *dropin_dir;
+
+        int listen_fd;
+        sd_event_source *listen_source;
+        bool accepting;
+        char socket_path[SOCKET_PATH_MAX];
+        bool socket_bound_here;
+
+        bool registered;
+        char saved_pattern[CORE_PATTERN_MAX + 2];
+        char our_pattern[CORE_PATTERN_MAX + 2];
+
+        int storage_fd;
+        char boot_id[BOOT_ID_STRING_MAX];
+        char hostname[HOST_NAME_MAX + 1];
+
+        char worker_path[PATH_MAX];
+        uid_t worker_uid;
+        gid_t worker_gid;
+        Worker *workers;
+        unsigned n_workers;
+        unsigned spawn_failures;
+        sd_event_source *respawn_timer;
+
+        Crash *crashes; /* newest first */
+        unsigned n_crashes;
+        uint64_t next_crash_id;
+
+        RateLimit refuse_ratelimit;
+} Manager;
+
+int manager_new(Manager **ret, const char *config_file, const char *dropin_dir);
+Manager *manager_free(Manager *m);
+/* Listening socket: systemd's, or bound at socket_path. */
+int manager_setup_listen(Manager *m, const char *socket_path);
+int manager_register_pattern(Manager *m);
+int manager_run(Manager *m);
+/* Re-reads the configuration; keeps the old one if the new one is invalid. */
+int manager_reload(Manager *m);
+/* Stops or resumes accepting, following how many crashes are in flight. */
+void manager_update_accepting(Manager *m);

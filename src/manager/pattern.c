@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "fd-util.h"
+#include "log.h"
+#include "macro.h"
+#include "pattern.h"
+
+#define CORE_MODES_FILE "/proc/sys/kernel/core_modes"
+
+static void strip_newline(char *s) {
+        size_t l = strlen(s);
+        if (l > 0 && s[l - 1] == '\n')
+                s[l - 1] = 0;
+}
+
+int pattern_read(char *buf, size_t size) {
+        ssize_t n = read_small_file_at(AT_FDCWD, CORE_PATTERN_FILE, buf, size);
+
+        if (n < 0)
+                return (int) n;
+        strip_newline(buf);
+        return 0;
+}
+
+static int write_raw(const char *pattern) {
+        _cleanup_close_ int fd = open(CORE_PATTERN_FILE, O_WRONLY | O_CLOEXEC | O_TRUNC);
+
+        if (fd < 0)
+                return negative_errno();
+        return loop_write(fd, pattern, strlen(pattern));
+}
+
+int pattern_write(const char *pattern) {
+        char old[CORE_PATTERN_MAX + 2], now[CORE_PATTERN_MAX + 2];
+        int r;
+
+        if (strlen(pattern) >= CORE_PATTERN_MAX)
+                return -ENAMETOOLONG;
+        r = pattern_read(old, sizeof old);
+        if (r < 0)
+                return r;
+        r = write_raw(pattern);
+        if (r < 0)
+                return r;
+        r = pattern_read(now, sizeof now);
+        if (r < 0)
+                return r;
+        if (strcmp(now, pattern) != 0) {
+                (void) write_raw(old);
+                return -EIO;
+        }
+        return 0;
+}
+
+/* Which socket protocol the running kernel speaks, from core_modes and its version. */
+static int socket_protocol(bool *ret_request) {
+        char modes[256];
+        struct utsname u;
+        unsigned major = 0, minor = 0;
+
+        if (read_small_file_at(AT_FDCWD, CORE_MODES_FILE, modes, sizeof modes) < 0 || !strstr(modes, "socket"))
+                return -EOPNOTSUPP;
+        if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+                return -EOPNOTSUPP;
+        /* core_modes says "socket" since 6.16; the @@ request protocol came with 6.17. */
+        *ret_request = major > 6 || (major == 6 && minor >= 17);
+        return 0;
+}
+
+int pattern_for_socket(const char *socket_path, char *buf, size_t size) {
+        bool request;
+        int r, n;
+
+        r = socket_protocol(&request);
+        if (r < 0)
+                return r;
+        n = snprintf(buf, size, "%s%s", request ? "@@" : "@", socket_path);
+        if (n < 0 || (size_t) n >= size || (size_t) n >= CORE_PATTERN_MAX)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int pattern_register(const char *socket_path, char *saved, size_t saved_size, char *ours, size_t ours_size) {
+        int r;
+
+        r = pattern_for_socket(socket_path, ours, ours_size);
+        if (r == -EOPNOTSUPP)
+                return log_error_errno(r, "This kernel has no coredump socket (kernel.core_modes lacks 'socket'): %m");
+        if (r < 0)
+                return log_error_errno(r, "Cannot build a core_pattern for %s: %m", socket_path);
+        r = pattern_read(saved, saved_size);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read %s: %m", CORE_PATTERN_FILE);
+        r = pattern_write(ours);
+        if (r == -EINVAL)
+                return log_error_errno(r, "The kernel refused core_pattern '%s' (written from outside the initial mount namespace?): %m", ours);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set core_pattern to '%s': %m", ours);
+        log_info("core_pattern set to '%s' (was '%s')", ours, saved);
+        return 0;
+}
+
+int pattern_restore(const char *saved, const char *ours) {
+        char now[CORE_PATTERN_MAX + 2];
+        int r;
+
+        r = pattern_read(now, sizeof now);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read %s: %m", CORE_PATTERN_FILE);
+        if (strcmp(now, ours) != 0) {
+                log_notice("core_pattern is now '%s', not ours; leaving it alone", now);
+                return 0;
+        }
+        r = pattern_write(saved);
+        if (r < 0)
+                return log_error_errno(r, "Failed to restore core_pattern '%s': %m", saved);
+        log_info("core_pattern restored to '%s'", saved);
+        return 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <acl/libacl.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/acl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include "log.h"
+#include "macro.h"
+#include "store.h"
+
+int store_open_dir(const char *path) {
+        int fd;
+
+        if (mkdir(path, STORAGE_DIR_MODE) < 0 && errno != EEXIST)
+                return negative_errno();
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+int store_open_tmpfile(int dirfd) {
+        int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, STORED_CORE_MODE);
+
+        if (fd < 0)
+                return negative_errno();
+        /* The umask may have taken bits away; the mode is part of the contract. */
+        if (fchmod(fd, STORED_CORE_MODE) < 0) {
+                int r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        return fd;
+}
+
+uid_t store_reader_uid(const PidfdInfo *info, const CrashMeta *meta) {
+        /* Only a plain user dump of a process that never changed credentials is the user's. */
+        if (!(info->coredump_mask & PIDFD_COREDUMP_USER) || (info->coredump_mask & PIDFD_COREDUMP_ROOT))
+                return UID_INVALID;
+        if (!meta->proc_valid || !meta->auxv_valid || meta->at_secure)
+                return UID_INVALID;
+        if (info->ruid != info->euid || info->rgid != info->egid)
+                return UID_INVALID;
+        if (info->ruid <= SYSTEM_UID_MAX || info->ruid == NOBODY_UID)
+                return UID_INVALID;
+        return info->ruid;
+}
+
+static int set_acl(int fd, uid_t reader) {
+        char text[128];
+        acl_t acl;
+        int r = 0;
+
+        snprintf(text, sizeof text, "u::rw-,u:%u:r--,g::r--,m::r--,o::---", (unsigned) reader);
+        acl = acl_from_text(text);
+        if (!acl)
+                return negative_errno();
+        if (acl_set_fd(fd, acl) < 0)
+                r = negative_errno();
+        acl_free(acl);
+        return r;
+}
+
+static int set_xattr_str(int fd, const char *name, const char *value) {
+        if (fsetxattr(fd, name, value, strlen(value), 0) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static int set_xattr_u64(int fd, const char *name, uint64_t v) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%" PRIu64, v);
+        return set_xattr_str(fd, name, buf);
+}
+
+static int set_xattrs(int fd, const StoreAttrs *a) {
+        int r = 0;
+
+        r = r ?: set_xattr_u64(fd, "user.coredump.pid", (uint64_t) a->pid);
+        r = r ?: set_xattr_u64(fd, "user.coredump.uid", a->uid);
+        r = r ?: set_xattr_u64(fd, "user.coredump.gid", a->gid);
+        r = r ?: set_xattr_u64(fd, "user.coredump.timestamp", a->timestamp_usec);
+        r = r ?: set_xattr_str(fd, "user.coredump.hostname", a->hostname);
+        if (a->signal > 0)
+                r = r ?: set_xattr_u64(fd, "user.coredump.signal", (uint64_t) a->signal);
+        if (a->meta->rlimit_valid) /* as the kernel prints %c: unlimited is 2^64-1 */
+                r = r ?: set_xattr_u64(fd, "user.coredump.rlimit", a->meta->rlimit_core);
+        if (a->meta->proc_valid && a->meta->comm[0])
+                r = r ?: set_xattr_str(fd, "user.coredump.comm", a->meta->comm);
+        if (a->meta->proc_valid && a->meta->exe[0])
+                r = r ?: set_xattr_str(fd, "user.coredump.exe", a->meta->exe);
+        return r;
+}
+
+static int link_fd(int dirfd, int fd, const char *name) {
+        char proc[64];
+
+        if (linkat(fd, "", dirfd, name, AT_EMPTY_PATH) >= 0)
+                return 0;
+        if (errno != ENOENT && errno != EPERM)
+                return negative_errno();
+        /* Without CAP_DAC_READ_SEARCH, AT_EMPTY_PATH is refused; /proc/self/fd works. */
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int store_link(int dirfd, int fd, const char *name, const StoreAttrs *a, uid_t reader) {
+        int r;
+
+        r = set_xattrs(fd, a);
+        if (r < 0)
+                log_warning_errno(r, "Failed to set xattrs on %s, storing it without: %m", name);
+        if (reader != UID_INVALID) {
+                r = set_acl(fd, reader);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to grant uid %u read access to %s: %m", (unsigned) reader, name);
+        }
+        r = link_fd(dirfd, fd, name);
+        if (r < 0)
+                return r;
+        if (fsync(dirfd) < 0)
+                return negative_errno();
+        return 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "meta.h"
+#include "pidfd-util.h"
+
+#define STORED_CORE_MODE 0640
+#define STORAGE_DIR_MODE 0755
+/* Below this uid a user is a system user (systemd's SYSTEM_UID_MAX). */
+#define SYSTEM_UID_MAX 999
+#define NOBODY_UID 65534
+
+/* Opens (creating if needed) the storage directory, refusing a symlink. */
+int store_open_dir(const char *path);
+/* An unnamed file in the storage directory, root-owned STORED_CORE_MODE. */
+int store_open_tmpfile(int dirfd);
+
+/* Who besides root may read the stored core (UID_INVALID: nobody) — compat.md's rule. */
+uid_t store_reader_uid(const PidfdInfo *info, const CrashMeta *meta);
+
+typedef struct StoreAttrs {
+        pid_t pid;
+        uid_t uid;
+        gid_t gid;
+        int signal; /* 0 if unknown */
+        uint64_t timestamp_usec;
+        const char *hostname;
+        const CrashMeta *meta;
+} StoreAttrs;
+
+/* Sets xattrs and the ACL on fd, links it under name in dirfd, syncs the directory. */
+int store_link(int dirfd, int fd, const char *name, const StoreAttrs *a, uid_t reader);

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "crash.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "pidfd-util.h"
+#include "worker-pool.h"
+
+static void worker_free(Worker *w) {
+        Manager *m = w->manager;
+
+        sd_event_source_disable_unref(w->control_source);
+        sd_event_source_disable_unref(w->child_source);
+        safe_close(w->control_fd);
+        safe_close(w->pidfd);
+        LIST_REMOVE(workers, m->workers, w);
+        m->n_workers--;
+        free(w);
+}
+
+static Crash *worker_detach(Worker *w) {
+        Crash *c = w->crash;
+
+        w->crash = NULL;
+        if (c)
+                c->worker = NULL;
+        return c;
+}
+
+static void worker_finished(Worker *w) {
+        w->state = WORKER_FINISHED;
+        w->control_source = sd_event_source_disable_unref(w->control_source);
+        w->control_fd = safe_close(w->control_fd);
+}
+
+void worker_kill(Worker *w, const char *why) {
+        log_warning("Killing worker %d: %s", (int) w->pid, why);
+        (void) pidfd_send_sig(w->pidfd, SIGKILL);
+        worker_detach(w);
+        worker_finished(w);
+}
+
+static void on_ready(Worker *w) {
+        MsgReady msg;
+        int r = proto_recv(w->control_fd, MSG_READY, &msg, sizeof msg, NULL, 0);
+
+        if (r == -EAGAIN)
+                return;
+        if (r < 0 || msg.pid != (uint32_t) w->pid || msg.spare != 0) {
+                worker_kill(w, r == -ECONNRESET ? "exited before it was ready" : "broke the protocol before its job");
+                return;
+        }
+        w->state = WORKER_IDLE;
+        w->ready_seen = true;
+        w->manager->spawn_failures = 0;
+        crash_dispatch_waiting(w->manager);
+}
+
+static void on_result(Worker *w) {
+        MsgResult res;
+        Crash *c;
+        int r = proto_recv(w->control_fd, MSG_RESULT, &res, sizeof res, NULL, 0);
+
+        if (r == -EAGAIN)
+                return;
+        c = worker_detach(w);
+        if (r < 0) {
+                worker_kill(w, r == -ECONNRESET ? "exited without a result" : "sent a malformed result");
+                if (c)
+                        crash_worker_lost(c, "the worker failed");
+                return;
+        }
+        worker_finished(w); /* single use: it exits now */
+        if (c)
+                crash_worker_result(c, &res);
+}
+
+static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Worker *w = userdata;
+
+        switch (w->state) {
+        case WORKER_STARTING:
+                on_ready(w);
+                break;
+        case WORKER_BUSY:
+                on_result(w);
+                break;
+        default: {
+                /* Nothing is permitted while idle or finished. */
+                Crash *c = worker_detach(w);
+                worker_kill(w, "sent a message out of turn");
+                if (c)
+                        crash_worker_lost(c, "the worker broke the protocol");
+        }
+        }
+        return 0;
+}
+
+static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        Worker *w = userdata;
+        Manager *m = w->manager;
+        Crash *c = worker_detach(w);
+        bool clean = si->si_code == CLD_EXITED && si->si_status == 0;
+
+        if (!w->ready_seen)
+                m->spawn_failures++;
+        if (!clean || c)
+                log_full_errno(c || w->state != WORKER_FINISHED ? LOG_ERR : LOG_DEBUG, 0, "Worker %d %s %d", (int) w->pid,
+                               si->si_code == CLD_EXITED ? "exited with status" : "was killed by signal", si->si_status);
+        worker_free(w);
+        if (c)
+                crash_worker_lost(c, "the worker died");
+        pool_fill(m);
+        return 0;
+}
+
+static _noreturn_ void exec_worker(Manager *m, int sock) {
+        char uid[16], gid[16];
+        char *argv[] = { (char *) "coredump-worker", (char *) "--uid", uid, (char *) "--gid", gid, NULL };
+        char *envp[4] = {};
+        size_t n = 0;
+        const char *keep[] = { "JOURNAL_STREAM", "COREDUMP_SOCKET_LOG_LEVEL" };
+        char envbuf[ELEMENTSOF(keep)][256];
+        sigset_t none;
+        int null;
+
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0 ||
+            dup2(sock, WORKER_CONTROL_FD) < 0)
+                _exit(127);
+        snprintf(uid, sizeof uid, "%u", (unsigned) m->worker_uid);
+        snprintf(gid, sizeof gid, "%u", (unsigned) m->worker_gid);
+        for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
+                const char *v = getenv(keep[i]);
+                if (v && snprintf(envbuf[i], sizeof envbuf[i], "%s=%s", keep[i], v) < (int) sizeof envbuf[i])
+                        envp[n++] = envbuf[i];
+        }
+        execve(m->worker_path, argv, envp);
+        _exit(127);
+}
+
+static int worker_spawn(Manager *m) {
+        int pair[2];
+        Worker *w;
+        pid_t pid;
+        int r;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+                return negative_errno();
+        pid = fork();
+        if (pid < 0) {
+                r = negative_errno();
+                safe_close(pair[0]);
+                safe_close(pair[1]);
+                return r;
+        }
+        if (pid == 0)
+                exec_worker(m, pair[1]);
+        safe_close(pair[1]);
+
+        w = calloc(1, sizeof *w);
+        if (!w) {
+                (void) kill(pid, SIGKILL);
+                safe_close(pair[0]);
+                return -ENOMEM;
+        }
+        *w = (Worker) { .manager = m, .state = WORKER_STARTING, .pid = pid, .control_fd = pair[0] };
+        LIST_PREPEND(workers, m->workers, w);
+        m->n_workers++;
+        /* Not reaped before we watch it, so the pid still names our child here. */
+        w->pidfd = pidfd_open_pid(pid);
+        r = w->pidfd < 0 ? w->pidfd : 0;
+        if (r >= 0)
+                r = sd_event_add_child_pidfd(m->event, &w->child_source, w->pidfd, WEXITED, on_child, w);
+        if (r >= 0)
+                r = sd_event_add_io(m->event, &w->control_source, w->control_fd, EPOLLIN, on_control, w);
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                worker_free(w);
+                return r;
+        }
+        return 0;
+}
+
+static int on_respawn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        m->respawn_timer = sd_event_source_disable_unref(m->respawn_timer);
+        m->spawn_failures = 0;
+        pool_fill(m);
+        return 0;
+}
+
+void pool_fill(Manager *m) {
+        unsigned ready_or_starting = 0, want;
+
+        for (Worker *w = m->workers; w; w = w->workers_next)
+                ready_or_starting += w->state == WORKER_STARTING || w->state == WORKER_IDLE;
+        want = m->config.spare_workers + crash_count_waiting(m);
+
+        while (ready_or_starting < want && m->n_workers < m->config.max_parallel + m->config.spare_workers) {
+                int r;
+
+                if (m->spawn_failures >= WORKER_SPAWN_FAILURES_MAX) {
+                        if (!m->respawn_timer) {
+                                log_error("Workers keep failing to start (see above); retrying in %llus",
+                                          (unsigned long long) (WORKER_RESPAWN_DELAY_USEC / USEC_PER_SEC));
+                                (void) sd_event_add_time_relative(m->event, &m->respawn_timer, CLOCK_MONOTONIC,
+                                                                  WORKER_RESPAWN_DELAY_USEC, 0, on_respawn_timer, m);
+                        }
+                        return;
+                }
+                r = worker_spawn(m);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to start a worker: %m");
+                        m->spawn_failures++;
+                        continue;
+                }
+                ready_or_starting++;
+        }
+}
+
+Worker *pool_take_idle(Manager *m) {
+        for (Worker *w = m->workers; w; w = w->workers_next)
+                if (w->state == WORKER_IDLE)
+                        return w;
+        pool_fill(m);
+        return NULL;
+}
+
+int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd) {
+        Manager *m = w->manager;
+        const Config *cfg = &m->config;
+        MsgJob job = {
+                .hdr = { PROTO_MAGIC, MSG_JOB },
+                .flags = c->storing ? JOB_FLAG_STORE : 0,
+                .compression = cfg->compress,
+                .compress_level = cfg->compress_level,
+                .external_size_max = cfg->external_size_max,
+                .process_size_max = cfg->process_size_max,
+        };
+        int fds[2] = { conn_fd, out_fd };
+        int r;
+
+        r = proto_send(w->control_fd, &job, sizeof job, fds, 2);
+        if (r < 0) {
+                worker_kill(w, "could not be given its job");
+                return r;
+        }
+        w->state = WORKER_BUSY;
+        w->crash = c;
+        c->worker = w;
+        pool_fill(m); /* replace it ahead of the next crash */
+        return 0;
+}
+
+void pool_retire_idle(Manager *m) {
+        Worker *w, *n;
+
+        LIST_FOREACH_SAFE(workers, w, n, m->workers)
+                if (w->state == WORKER_IDLE || w->state == WORKER_STARTING)
+                        worker_finished(w); /* closing its control socket makes it exit */
+}
+
+void pool_free_all(Manager *m) {
+        while (m->workers) {
+                Worker *w = m->workers;
+                Crash *c = worker_detach(w);
+                if (c)
+                        crash_worker_lost(c, "the daemon is stopping");
+                (void) pidfd_send_sig(w->pidfd, SIGKILL);
+                worker_free(w);
+        }
+}
+
+int pool_resolve_user(Manager *m) {
+        struct passwd *pw;
+
+        errno = 0;
+        pw = getpwnam(m->config.worker_user);
+        if (!pw) {
+                log_warning("Worker user '%s' does not exist (install the sysusers.d entry); using nobody",
+                            m->config.worker_user);
+                pw = getpwnam("nobody");
+                if (!pw)
+                        return log_error_errno(-ESRCH, "Neither '%s' nor 'nobody' exists", m->config.worker_user);
+        }
+        if (pw->pw_uid == 0)
+                return log_error_errno(-EPERM, "Refusing to run workers as root (WorkerUser=%s)", m->config.worker_user);
+        m->worker_uid = pw->pw_uid;
+        m->worker_gid = pw->pw_gid;
+        return 0;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+#include <sys/types.h>
+
+#include "list.h"
+#include "proto.h"
+
+typedef struct Manager Manager;
+typedef struct Crash Crash;
+
+/* After this many workers in a row die before saying READY, wait before starting more. */
+#define WORKER_SPAWN_FAILURES_MAX 5
+#define WORKER_RESPAWN_DELAY_USEC (2 * USEC_PER_SEC)
+/* A started worker must be READY within this time. */
+#define WORKER_READY_TIMEOUT_USEC (10 * USEC_PER_SEC)
+
+typedef enum WorkerState {
+        WORKER_STARTING, /* exec'd, not READY yet */
+        WORKER_IDLE,     /* READY, waiting for a job */
+        WORKER_BUSY,     /* has a crash */
+        WORKER_FINISHED, /* sent its result, or failed: only its exit is awaited */
+} WorkerState;
+
+typedef struct Worker {
+        Manager *manager;
+        WorkerState state;
+        bool ready_seen;
+        pid_t pid;
+        int pidfd;
+        int control_fd;
+        sd_event_source *control_source;
+        sd_event_source *child_source;
+        Crash *crash;
+        LIST_FIELDS(struct Worker, workers);
+} Worker;
+
+/* Starts workers until the configured number of spares is idle or starting. */
+void pool_fill(Manager *m);
+/* An idle worker, or NULL (then one is being started). */
+Worker *pool_take_idle(Manager *m);
+/* Hands a crash to an idle worker; the connection and output fds are sent along. */
+int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd);
+/* Kills the worker (deadline, protocol violation); its crash is detached first. */
+void worker_kill(Worker *w, const char *why);
+/* Lets idle spares go (config reload: new user or path). */
+void pool_retire_idle(Manager *m);
+void pool_free_all(Manager *m);
+int pool_resolve_user(Manager *m);

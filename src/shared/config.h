@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+typedef enum Storage {
+        STORAGE_NONE,
+        STORAGE_EXTERNAL,
+        STORAGE_JOURNAL,
+} Storage;
+
+typedef enum Compression {
+        COMPRESSION_NONE,
+        COMPRESSION_ZSTD,
+        COMPRESSION_LZ4,
+} Compression;
+
+/* Bounds on the values a configuration may ask for. */
+#define SPARE_WORKERS_MAX 32U
+#define PARALLEL_CRASHES_MAX 256U
+#define CRASH_TIMEOUT_MIN_USEC (1 * USEC_PER_SEC)
+#define CRASH_TIMEOUT_MAX_USEC (24 * 3600 * USEC_PER_SEC)
+#define CONFIG_LINE_MAX 4096
+#define CONFIG_DROPINS_MAX 128
+#define USER_NAME_MAX 32
+
+typedef struct Config {
+        Storage storage;
+        Compression compress;
+        int compress_level;
+        bool compress_level_set;
+        uint64_t process_size_max;
+        uint64_t external_size_max;
+        bool external_size_max_set;
+        uint64_t journal_size_max;
+        uint64_t max_use;  /* UINT64_MAX = default rule (10% of the file system) */
+        uint64_t keep_free; /* UINT64_MAX = default rule (15% of the file system) */
+        bool enter_namespace;
+        /* ours */
+        char directory[PATH_MAX];
+        char worker_user[USER_NAME_MAX + 1];
+        unsigned spare_workers;
+        unsigned max_parallel;
+        uint64_t timeout_usec; /* per crash, from accept to release of the task */
+} Config;
+
+void config_init_defaults(Config *c);
+/* Loads main file (missing is fine) and drop-in dir (*.conf, sorted) on top of defaults.
+ * Every problem is logged with file:line; returns -EINVAL if any value was invalid. */
+int config_load(Config *c, const char *main_file, const char *dropin_dir);
+/* Parses one "key=value" line of the [Coredump] section (exported for tests). */
+int config_parse_line(Config *c, const char *file, unsigned line, char *text, bool *in_section);
+
+const char *storage_to_string(Storage s);
+const char *compression_to_string(Compression c);
+/* File name suffix for stored cores: ".zst", ".lz4" or "". */
+const char *compression_suffix(Compression c);

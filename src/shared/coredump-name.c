@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "coredump-name.h"
+#include "fd-util.h"
+#include "macro.h"
+
+int coredump_escape_comm(const char *comm, char *buf, size_t size) {
+        static const char hex[] = "0123456789abcdef";
+        size_t o = 0;
+
+        for (const unsigned char *p = (const unsigned char *) comm; *p; p++) {
+                bool esc = *p < ' ' || *p >= 127 || strchr("/. \\", *p);
+                size_t need = esc ? 4 : 1;
+
+                if (o + need + 1 > size)
+                        return -ENOBUFS;
+                if (esc) {
+                        buf[o++] = '\\';
+                        buf[o++] = 'x';
+                        buf[o++] = hex[*p >> 4];
+                        buf[o++] = hex[*p & 15];
+                } else
+                        buf[o++] = (char) *p;
+        }
+        if (o + 1 > size)
+                return -ENOBUFS;
+        buf[o] = 0;
+        return (int) o;
+}
+
+int coredump_filename(char *buf, size_t size, const char *comm, uid_t uid, const char *boot_id, pid_t pid,
+                      uint64_t timestamp_usec, const char *suffix) {
+        char esc[COREDUMP_NAME_MAX];
+        int r, n;
+
+        r = coredump_escape_comm(comm && comm[0] ? comm : "unknown", esc, sizeof esc);
+        if (r < 0)
+                return r;
+        n = snprintf(buf, size, "core.%s.%u.%s.%d.%llu%s", esc, (unsigned) uid, boot_id, (int) pid,
+                     (unsigned long long) timestamp_usec, suffix);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+int read_boot_id(char ret[BOOT_ID_STRING_MAX]) {
+        char raw[64];
+        size_t o = 0;
+        ssize_t n;
+
+        n = read_small_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", raw, sizeof raw);
+        if (n < 0)
+                return (int) n;
+        for (ssize_t i = 0; i < n && o < BOOT_ID_STRING_MAX - 1; i++)
+                if ((raw[i] >= '0' && raw[i] <= '9') || (raw[i] >= 'a' && raw[i] <= 'f'))
+                        ret[o++] = raw[i];
+        if (o != BOOT_ID_STRING_MAX - 1)
+                return -EBADMSG;
+        ret[o] = 0;
+        return 0;
+}

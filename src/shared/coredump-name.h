@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define BOOT_ID_STRING_MAX 33 /* 32 hex digits + NUL */
+/* "core." + escaped comm (16 bytes, each up to 4) + numbers + suffix, with room to spare */
+#define COREDUMP_NAME_MAX 256
+
+/* Escapes comm the way systemd does for core file names: '/', '.', ' ', '\' and
+ * non-printable bytes become \xNN. Returns length or -ENOBUFS. */
+int coredump_escape_comm(const char *comm, char *buf, size_t size);
+/* core.<comm>.<uid>.<boot-id>.<pid>.<timestamp-usec><suffix> */
+int coredump_filename(char *buf, size_t size, const char *comm, uid_t uid, const char *boot_id, pid_t pid,
+                      uint64_t timestamp_usec, const char *suffix);
+/* The boot id without dashes, from /proc/sys/kernel/random/boot_id. */
+int read_boot_id(char ret[BOOT_ID_STRING_MAX]);

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Reads exactly n bytes unless EOF comes first; returns bytes read or negative errno. */
+ssize_t loop_read(int fd, void *buf, size_t n);
+/* Writes all n bytes; returns 0 or negative errno. */
+int loop_write(int fd, const void *buf, size_t n);
+/* Reads a small file below dirfd into buf (NUL-terminated, at most size-1 bytes);
+ * returns the length or negative errno. */
+ssize_t read_small_file_at(int dirfd, const char *path, char *buf, size_t size);
+/* Closes every fd >= 3 except the ones listed. */
+int close_all_fds_except(const int *keep, size_t n_keep);
+int fd_set_nonblock(int fd, bool nonblock);

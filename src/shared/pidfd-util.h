@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kernel-abi.h"
+
+/* PIDFD_GET_INFO, normalised over every layout the kernel (or the seed series) has used. */
+typedef struct PidfdInfo {
+        uint64_t mask; /* what the kernel filled in (PIDFD_INFO_*) */
+        uint64_t cgroupid;
+        pid_t pid, tgid, ppid;
+        uid_t ruid, euid, suid, fsuid;
+        gid_t rgid, egid, sgid, fsgid;
+        int exit_code;
+        uint32_t coredump_mask;
+        uint32_t coredump_signal; /* valid if mask & PIDFD_INFO_COREDUMP_SIGNAL */
+        uint32_t coredump_code;   /* valid if mask & PIDFD_INFO_COREDUMP_CODE */
+        uint64_t supported_mask;  /* valid if mask & PIDFD_INFO_SUPPORTED_MASK */
+        bool has_cookie;          /* seed v4 ABI only */
+        uint64_t cookie;
+} PidfdInfo;
+
+#define PIDFD_INFO_WANT                                                                      \
+        (PIDFD_INFO_PID | PIDFD_INFO_CREDS | PIDFD_INFO_CGROUPID | PIDFD_INFO_EXIT |         \
+         PIDFD_INFO_COREDUMP | PIDFD_INFO_SUPPORTED_MASK | PIDFD_INFO_COREDUMP_SIGNAL |      \
+         PIDFD_INFO_COREDUMP_CODE)
+
+/* Pure: interprets the bytes the kernel returned (len = bytes of the buffer handed in; the
+ * kernel zero-fills what it does not know). */
+int pidfd_info_parse(const void *buf, size_t len, PidfdInfo *ret);
+int pidfd_get_info(int pidfd, uint64_t want, PidfdInfo *ret);
+/* 0 if the process behind pidfd is still alive (signal 0), negative errno otherwise. */
+int pidfd_check_alive(int pidfd);
+int pidfd_send_sig(int pidfd, int sig);
+int pidfd_open_pid(pid_t pid);

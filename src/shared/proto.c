@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
+#include <sys/socket.h>
+
+#include "macro.h"
+#include "proto.h"
+
+/* Large enough for any message; a larger one is cut (MSG_TRUNC) and refused. */
+#define PROTO_MSG_MAX 256
+
+int proto_send(int sock, const void *msg, size_t size, const int *fds, size_t n_fds) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * PROTO_FDS_MAX)];
+        } control = {};
+        struct iovec iov = { .iov_base = (void *) msg, .iov_len = size };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t k;
+
+        if (n_fds > PROTO_FDS_MAX)
+                return -E2BIG;
+        if (n_fds > 0) {
+                struct cmsghdr *c;
+                mh.msg_control = &control;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+                c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+        }
+        do
+                k = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return negative_errno();
+        if ((size_t) k != size)
+                return -EIO;
+        return 0;
+}
+
+static void close_received(int *fds, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                safe_close(fds[i]);
+}
+
+int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * PROTO_FDS_MAX) + CMSG_SPACE(sizeof(struct ucred))];
+        } control = {};
+        uint8_t buf[PROTO_MSG_MAX];
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control };
+        int fds[PROTO_FDS_MAX];
+        size_t n_got = 0;
+        bool too_many = false;
+        MsgHeader hdr;
+        ssize_t k;
+
+        if (n_fds > PROTO_FDS_MAX || size < sizeof hdr || size > sizeof buf)
+                return -EINVAL;
+        do
+                k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return negative_errno();
+
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                size_t n;
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < n; i++) {
+                        int fd;
+                        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                        if (n_got < n_fds)
+                                fds[n_got++] = fd;
+                        else {
+                                safe_close(fd); /* more than the message type allows */
+                                too_many = true;
+                        }
+                }
+        }
+
+        if (k == 0) {
+                close_received(fds, n_got);
+                return -ECONNRESET;
+        }
+        memcpy(&hdr, buf, sizeof hdr);
+        if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t) k != size || hdr.magic != PROTO_MAGIC ||
+            hdr.type != type || n_got != n_fds || too_many) {
+                close_received(fds, n_got);
+                return -EBADMSG;
+        }
+        memcpy(msg, buf, size);
+        memcpy(ret_fds, fds, sizeof(int) * n_got);
+        return 0;
+}

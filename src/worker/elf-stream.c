@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <elf.h>
+#include <string.h>
+
+#include "elf-stream.h"
+#include "macro.h"
+
+void elf_stream_init(ElfStream *s) {
+        *s = (ElfStream) { .state = ELF_STREAM_COLLECTING };
+}
+
+void elf_stream_done(ElfStream *s) {
+        free(s->phdrs);
+        s->phdrs = NULL;
+}
+
+static void invalid(ElfStream *s, const char *why) {
+        s->state = ELF_STREAM_INVALID;
+        s->why = why;
+        elf_stream_done(s);
+}
+
+/* Copies the part of [p, p+n) at `offset` that falls into [start, end) of the stream into dst. */
+static void copy_window(uint8_t *dst, uint64_t start, uint64_t end, const uint8_t *p, size_t n, uint64_t offset) {
+        uint64_t lo = MAX(start, offset), hi = MIN(end, offset + n);
+
+        if (lo < hi)
+                memcpy(dst + (lo - start), p + (lo - offset), hi - lo);
+}
+
+static size_t ehdr_size(const ElfStream *s) {
+        return s->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+}
+
+static void parse_ehdr(ElfStream *s) {
+        const uint8_t *e = s->ehdr;
+        uint64_t phoff;
+        uint16_t phentsize, type;
+
+        if (memcmp(e, ELFMAG, SELFMAG) != 0)
+                return invalid(s, "no ELF magic");
+        if (e[EI_CLASS] != ELFCLASS64 && e[EI_CLASS] != ELFCLASS32)
+                return invalid(s, "unknown ELF class");
+        if (e[EI_DATA] != ELFDATA2LSB) /* only native little-endian cores come from this kernel */
+                return invalid(s, "not little-endian");
+        s->is64 = e[EI_CLASS] == ELFCLASS64;
+        if (s->is64) {
+                Elf64_Ehdr h;
+                memcpy(&h, e, sizeof h);
+                type = h.e_type, phoff = h.e_phoff, phentsize = h.e_phentsize, s->phnum = h.e_phnum;
+        } else {
+                Elf32_Ehdr h;
+                memcpy(&h, e, sizeof h);
+                type = h.e_type, phoff = h.e_phoff, phentsize = h.e_phentsize, s->phnum = h.e_phnum;
+        }
+        if (type != ET_CORE)
+                return invalid(s, "not ET_CORE");
+        if (phentsize != (s->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+                return invalid(s, "bad e_phentsize");
+        if (s->phnum == 0 || s->phnum == PN_XNUM)
+                return invalid(s, "program header count not in the ELF header");
+        if (phoff < ehdr_size(s) || phoff > ELF_PHDR_END_MAX ||
+            phoff + (uint64_t) s->phnum * phentsize > ELF_PHDR_END_MAX)
+                return invalid(s, "program headers out of range");
+        s->ph_start = phoff;
+        s->ph_end = phoff + (uint64_t) s->phnum * phentsize;
+        s->phdrs = calloc(1, s->ph_end - s->ph_start);
+        if (!s->phdrs)
+                return invalid(s, "out of memory");
+}
+
+static bool segment_end(const ElfStream *s, size_t i, uint64_t *ret) {
+        uint64_t off, sz;
+
+        if (s->is64) {
+                Elf64_Phdr ph;
+                memcpy(&ph, s->phdrs + i * sizeof ph, sizeof ph);
+                off = ph.p_offset, sz = ph.p_filesz;
+        } else {
+                Elf32_Phdr ph;
+                memcpy(&ph, s->phdrs + i * sizeof ph, sizeof ph);
+                off = ph.p_offset, sz = ph.p_filesz;
+        }
+        if (off > UINT64_MAX - sz)
+                return false;
+        *ret = off + sz;
+        return true;
+}
+
+static void parse_phdrs(ElfStream *s) {
+        uint64_t end = s->ph_end;
+
+        for (size_t i = 0; i < s->phnum; i++) {
+                uint64_t e;
+                if (!segment_end(s, i, &e))
+                        return invalid(s, "segment end overflows");
+                end = MAX(end, e);
+        }
+        s->expected_size = end;
+        s->state = ELF_STREAM_KNOWN;
+        elf_stream_done(s);
+}
+
+void elf_stream_feed(ElfStream *s, const uint8_t *p, size_t n, uint64_t offset) {
+        if (s->state != ELF_STREAM_COLLECTING || n == 0)
+                return;
+
+        if (!s->phdrs) { /* still waiting for the ELF header */
+                copy_window(s->ehdr, 0, sizeof s->ehdr, p, n, offset);
+                if (offset + n < sizeof(Elf32_Ehdr))
+                        return;
+                /* The class byte decides the header size; a 64-bit header needs all 64 bytes. */
+                if (s->ehdr[EI_CLASS] == ELFCLASS64 && offset + n < sizeof(Elf64_Ehdr))
+                        return;
+                parse_ehdr(s);
+                if (s->state != ELF_STREAM_COLLECTING)
+                        return;
+        }
+        copy_window(s->phdrs, s->ph_start, s->ph_end, p, n, offset);
+        if (offset + n >= s->ph_end)
+                parse_phdrs(s);
+}

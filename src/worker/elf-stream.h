@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Learns the size a core announces from its ELF and program headers while the core streams
+ * past, so that a stream that ends early is recognised as truncated. Pure: no I/O, bounded
+ * memory, every field of the hostile input checked. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* At most this many program headers are read (PN_XNUM cores are "size unknown"). */
+#define ELF_PHNUM_MAX 65535U
+/* Headers further into the stream than this are not waited for. */
+#define ELF_PHDR_END_MAX (UINT64_C(8) << 20)
+
+typedef enum ElfStreamState {
+        ELF_STREAM_COLLECTING,
+        ELF_STREAM_KNOWN,   /* expected_size is valid */
+        ELF_STREAM_INVALID, /* not an ELF core we can size */
+} ElfStreamState;
+
+typedef struct ElfStream {
+        ElfStreamState state;
+        const char *why; /* for INVALID */
+        uint8_t ehdr[64];
+        uint8_t *phdrs; /* [ph_start, ph_end) of the stream, allocated once the ELF header is in */
+        uint64_t ph_start, ph_end;
+        bool is64;
+        uint16_t phnum;
+        uint64_t expected_size;
+} ElfStream;
+
+void elf_stream_init(ElfStream *s);
+/* Feeds bytes at absolute stream offset `offset` (calls must be in order, without gaps). */
+void elf_stream_feed(ElfStream *s, const uint8_t *p, size_t n, uint64_t offset);
+void elf_stream_done(ElfStream *s);

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <sys/socket.h>
+
+#include "elf-stream.h"
+#include "log.h"
+#include "macro.h"
+#include "receive.h"
+
+static uint64_t read_limit(const MsgJob *job) {
+        if (job->flags & JOB_FLAG_STORE)
+                return MIN(job->external_size_max, job->process_size_max);
+        return job->process_size_max;
+}
+
+static CoreState final_state(const ElfStream *elf, uint64_t got, bool cut) {
+        if (cut)
+                return CORE_TRUNCATED_LIMIT;
+        if (elf->state != ELF_STREAM_KNOWN)
+                return CORE_UNKNOWN_END;
+        return got < elf->expected_size ? CORE_TRUNCATED_EOF : CORE_COMPLETE;
+}
+
+int core_receive(int conn, Sink *sink, int out_fd, const MsgJob *job, MsgResult *res) {
+        _cleanup_free_ uint8_t *buf = malloc(CORE_READ_CHUNK);
+        uint64_t limit = read_limit(job), got = 0;
+        ElfStream elf;
+        bool cut = false;
+        int r = 0;
+
+        if (!buf)
+                return -ENOMEM;
+        elf_stream_init(&elf);
+
+        for (;;) {
+                ssize_t n = read(conn, buf, CORE_READ_CHUNK);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        /* ECONNRESET and friends: the kernel gave up on this dump. */
+                        log_debug_errno(negative_errno(), "Reading the core stopped: %m");
+                        break;
+                }
+                if (n == 0)
+                        break;
+                if ((uint64_t) n > limit - got) {
+                        n = (ssize_t) (limit - got);
+                        cut = true;
+                }
+                elf_stream_feed(&elf, buf, (size_t) n, got);
+                if (sink && r == 0 && (r = sink_write(sink, buf, (size_t) n)) < 0) {
+                        /* Out of space or I/O error: stop taking the core, it cannot be kept. */
+                        cut = true;
+                }
+                got += (uint64_t) n;
+                if (cut)
+                        break;
+        }
+        /* Past a limit or a failed write the rest is not wanted: make the kernel stop sending. */
+        if (cut)
+                (void) shutdown(conn, SHUT_RD);
+        safe_close(conn); /* with the manager's copy already closed, this releases the task */
+
+        if (sink && r == 0)
+                r = sink_finish(sink);
+        if (sink && r == 0 && fsync(out_fd) < 0)
+                r = negative_errno();
+
+        *res = (MsgResult) {
+                .hdr = { PROTO_MAGIC, MSG_RESULT },
+                .error = r,
+                .state = final_state(&elf, got, cut && r == 0),
+                .bytes_in = got,
+                .bytes_out = sink ? sink->bytes_out : 0,
+                .expected = elf.state == ELF_STREAM_KNOWN ? elf.expected_size : 0,
+        };
+        elf_stream_done(&elf);
+        return 0;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "proto.h"
+#include "sink.h"
+
+/* Bytes read from the connection per read(); the only core buffer the worker holds. */
+#define CORE_READ_CHUNK (1U << 20)
+
+/* Streams the core from conn into sink (NULL: read and drop) until EOF or the job's limits,
+ * closes conn as soon as the kernel has nothing more to give (that releases the task), then
+ * finishes and syncs the output. Fills res; returns 0 or negative errno for a local failure. */
+int core_receive(int conn, Sink *sink, int out_fd, const MsgJob *job, MsgResult *res);

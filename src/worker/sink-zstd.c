@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <zstd.h>
+
+#include "macro.h"
+#include "sink.h"
+
+typedef struct ZstdSink {
+        Sink base;
+        ZSTD_CCtx *cctx;
+        size_t out_size;
+        uint8_t *out;
+} ZstdSink;
+
+static int zstd_run(ZstdSink *zs, ZSTD_inBuffer *in, ZSTD_EndDirective mode) {
+        for (;;) {
+                ZSTD_outBuffer out = { zs->out, zs->out_size, 0 };
+                size_t left = ZSTD_compressStream2(zs->cctx, &out, in, mode);
+                int r;
+
+                if (ZSTD_isError(left))
+                        return -EIO;
+                r = sink_emit(&zs->base, zs->out, out.pos);
+                if (r < 0)
+                        return r;
+                if (mode == ZSTD_e_continue ? in->pos == in->size : left == 0)
+                        return 0;
+        }
+}
+
+static int zstd_write(Sink *s, const uint8_t *p, size_t n) {
+        ZSTD_inBuffer in = { p, n, 0 };
+        return zstd_run((ZstdSink *) s, &in, ZSTD_e_continue);
+}
+
+static int zstd_finish(Sink *s) {
+        ZSTD_inBuffer in = { NULL, 0, 0 };
+        return zstd_run((ZstdSink *) s, &in, ZSTD_e_end);
+}
+
+static void zstd_free(Sink *s) {
+        ZstdSink *zs = (ZstdSink *) s;
+
+        ZSTD_freeCCtx(zs->cctx);
+        free(zs->out);
+        free(zs);
+}
+
+static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free };
+
+int sink_new_zstd(int fd, int level, Sink **ret) {
+        ZstdSink *zs = calloc(1, sizeof *zs);
+
+        if (!zs)
+                return -ENOMEM;
+        zs->base = (Sink) { .ops = &zstd_ops, .fd = fd };
+        zs->cctx = ZSTD_createCCtx();
+        zs->out_size = ZSTD_CStreamOutSize();
+        zs->out = malloc(zs->out_size);
+        if (!zs->cctx || !zs->out ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_compressionLevel, level)) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_checksumFlag, 1))) {
+                zstd_free(&zs->base);
+                return -ENOMEM;
+        }
+        *ret = &zs->base;
+        return 0;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "fd-util.h"
+#include "macro.h"
+#include "sink.h"
+
+int sink_new(Compression c, int level, int fd, Sink **ret) {
+        switch (c) {
+        case COMPRESSION_NONE:
+                return sink_new_plain(fd, ret);
+        case COMPRESSION_ZSTD:
+                return sink_new_zstd(fd, level, ret);
+        case COMPRESSION_LZ4:
+                return sink_new_lz4(fd, level, ret);
+        }
+        return -EINVAL;
+}
+
+int sink_write(Sink *s, const uint8_t *p, size_t n) {
+        int r = s->ops->write(s, p, n);
+        if (r >= 0)
+                s->bytes_in += n;
+        return r;
+}
+
+int sink_finish(Sink *s) {
+        return s->ops->finish(s);
+}
+
+void sink_free(Sink *s) {
+        s->ops->free(s);
+}
+
+int sink_emit(Sink *s, const void *p, size_t n) {
+        int r = loop_write(s->fd, p, n);
+        if (r >= 0)
+                s->bytes_out += n;
+        return r;
+}

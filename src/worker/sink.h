@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Where received core bytes go: compressed (zstd, lz4) or plain with zero runs left as holes.
+ * The uncompressed core never reaches the disk except with Compress=no. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+typedef struct Sink Sink;
+
+typedef struct SinkOps {
+        int (*write)(Sink *s, const uint8_t *p, size_t n);
+        int (*finish)(Sink *s);
+        void (*free)(Sink *s);
+} SinkOps;
+
+struct Sink {
+        const SinkOps *ops;
+        int fd;
+        uint64_t bytes_in;
+        uint64_t bytes_out;
+};
+
+int sink_new(Compression c, int level, int fd, Sink **ret);
+int sink_write(Sink *s, const uint8_t *p, size_t n);
+int sink_finish(Sink *s);
+void sink_free(Sink *s);
+static inline void sink_freep(Sink **s) {
+        if (*s)
+                sink_free(*s);
+}
+
+int sink_new_plain(int fd, Sink **ret);
+int sink_new_zstd(int fd, int level, Sink **ret);
+int sink_new_lz4(int fd, int level, Sink **ret);
+/* Writes n bytes of compressed output, counting them. */
+int sink_emit(Sink *s, const void *p, size_t n);

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Test helper: crashes in the way asked for.
+ *   crasher segv | abort | bus | threads N | mem MIB [random] | ticks
+ * With CRASHER_SYNC=1 it prints "ready" once set up and crashes when a byte arrives on stdin,
+ * so a harness can time the crash precisely. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static void *idle_thread(void *arg) {
+        for (;;)
+                pause();
+        return arg;
+}
+
+static void start_threads(long n) {
+        for (long i = 0; i < n; i++) {
+                pthread_t t;
+                if (pthread_create(&t, NULL, idle_thread, NULL) != 0) {
+                        perror("pthread_create");
+                        exit(1);
+                }
+        }
+}
+
+static void fill_memory(long mib, int random) {
+        size_t size = (size_t) mib << 20;
+        uint64_t x = 88172645463325252ULL;
+        uint8_t *p = malloc(size);
+
+        if (!p) {
+                perror("malloc");
+                exit(1);
+        }
+        for (size_t i = 0; i < size; i += 8) {
+                uint64_t v;
+                if (random) {
+                        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                        v = x;
+                } else
+                        v = i * 0x9e3779b97f4a7c15ULL >> 40; /* compressible but not constant */
+                memcpy(p + i, &v, 8);
+        }
+        /* keep it alive */
+        __asm__ volatile("" : : "r"(p) : "memory");
+}
+
+static void wait_for_go(void) {
+        char c;
+
+        if (!getenv("CRASHER_SYNC"))
+                return;
+        printf("ready\n");
+        fflush(stdout);
+        if (read(STDIN_FILENO, &c, 1) != 1)
+                exit(1);
+}
+
+int main(int argc, char **argv) {
+        const char *mode = argc > 1 ? argv[1] : "segv";
+        long arg = argc > 2 ? atol(argv[2]) : 0;
+
+        if (strcmp(mode, "threads") == 0)
+                start_threads(arg > 0 ? arg : 64);
+        else if (strcmp(mode, "mem") == 0)
+                fill_memory(arg > 0 ? arg : 200, argc > 3 && strcmp(argv[3], "random") == 0);
+
+        wait_for_go();
+
+        if (strcmp(mode, "abort") == 0)
+                abort();
+        if (strcmp(mode, "bus") == 0)
+                raise(SIGBUS);
+        *(volatile int *) 0 = 1; /* SIGSEGV */
+        return 0;
+}
