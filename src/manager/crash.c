@@ -319,6 +319,7 @@ static void crash_store(Crash *c, const MsgResult *res) {
                 .signal = (c->info.mask & PIDFD_INFO_COREDUMP_SIGNAL) ? (int) c->info.coredump_signal : 0,
                 .timestamp_usec = c->timestamp_usec,
                 .hostname = m->hostname,
+                .truncated = res->state == CORE_TRUNCATED_LIMIT || res->state == CORE_TRUNCATED_EOF,
                 .meta = &c->meta,
         };
         int r;

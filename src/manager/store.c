@@ -87,6 +87,8 @@ static int set_xattrs(int fd, const StoreAttrs *a) {
                 r = r ?: set_xattr_u64(fd, "user.coredump.signal", (uint64_t) a->signal);
         if (a->meta->rlimit_valid) /* as the kernel prints %c: unlimited is 2^64-1 */
                 r = r ?: set_xattr_u64(fd, "user.coredump.rlimit", a->meta->rlimit_core);
+        if (a->truncated)
+                r = r ?: set_xattr_str(fd, "user.coredump.truncated", "1");
         if (a->meta->proc_valid && a->meta->comm[0])
                 r = r ?: set_xattr_str(fd, "user.coredump.comm", a->meta->comm);
         if (a->meta->proc_valid && a->meta->exe[0])

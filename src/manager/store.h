@@ -29,6 +29,7 @@ typedef struct StoreAttrs {
         int signal; /* 0 if unknown */
         uint64_t timestamp_usec;
         const char *hostname;
+        bool truncated; /* user.coredump.truncated=1 (COREDUMP_TRUNCATED) */
         const CrashMeta *meta;
 } StoreAttrs;
 

@@ -109,8 +109,13 @@ static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userda
 static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Worker *w = userdata;
         Manager *m = w->manager;
-        Crash *c = worker_detach(w);
         bool clean = si->si_code == CLD_EXITED && si->si_status == 0;
+        Crash *c;
+
+        /* Its last message may still be queued: exit and message can arrive in one iteration. */
+        if (w->state == WORKER_BUSY)
+                on_result(w);
+        c = worker_detach(w);
 
         if (!w->ready_seen)
                 m->spawn_failures++;

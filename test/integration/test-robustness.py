@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Socket activation, hostile clients, cut-off cores, a full disk, a stuck worker, reloads:
+each must end with a clear record and a healthy daemon that stores the next crash."""
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+from cdtest import (CORE_PATTERN, CRASHER, Env, check, crash, decompress, elf_core_info, run_cases, start_crash,
+                    write_file, xattrs, read_file)
+
+ET_CORE = 4
+
+
+def crash_status(mode="segv", *args):
+    """Raw wait status, to tell a dumped core (WCOREDUMP) from a plain kill."""
+    pid = os.posix_spawn(CRASHER, [CRASHER, mode, *map(str, args)], os.environ)
+    _, status = os.waitpid(pid, 0)
+    return pid, status
+
+
+def healthy(env, d, n_before):
+    """The daemon still stores the next crash."""
+    pid, rc = crash("segv")
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    cores = env.wait_cores(n_before + 1)
+    check(any(f".{pid}." in c for c in cores), f"no core for PID {pid}: {cores}")
+
+
+def case_socket_activation():
+    """The socket bound by someone else (systemd) arrives as fd 3 with LISTEN_FDS/LISTEN_PID;
+    a crash that came before the daemon waited in the backlog and is stored once it runs."""
+    env = Env()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(env.sock)
+    os.chmod(env.sock, 0o600)
+    s.listen(128)
+    write_file(CORE_PATTERN, "@@" + env.sock)
+    early = start_crash("segv")
+    time.sleep(1.0)
+    check(early.poll() is None, "the crash did not wait for the daemon (kernel dropped it?)")
+    d = env.start(extra=["--no-register"], listen_fd=s.fileno())
+    s.close()
+    d.wait_log(r"Using the socket passed by the service manager: " + env.sock)
+    check(early.wait(30) == -signal.SIGSEGV, "early crasher did not die of SIGSEGV")
+    path = env.wait_cores(1)[0]
+    check(f".{early.pid}." in path, f"stored core {path} is not the early crash {early.pid}")
+    info = elf_core_info(decompress(path, os.path.join(env.base, "core.elf")))
+    check(info["pids"][0] == early.pid, f"core of {info['pids'][:1]}, expected {early.pid}")
+    healthy(env, d, 1)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    check(os.path.exists(env.sock), "the daemon removed a socket it did not bind")
+    check(read_file(CORE_PATTERN) == "@@" + env.sock, "--no-register daemon touched core_pattern")
+
+
+def case_fake_client():
+    """Root connecting by hand, speaking the protocol perfectly, is still not the kernel."""
+    env = Env()
+    d = env.start()
+    req = struct.pack("<IIQ", 16, 16, 0xF)
+    elf = b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack("<HH", ET_CORE, 62) + b"\0" * 44
+    for i in range(30):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.settimeout(10)
+        c.connect(env.sock)
+        try:
+            c.sendall(req + elf if i % 2 else elf)
+            got = c.recv(64)
+        except (ConnectionResetError, BrokenPipeError):
+            got = b""
+        check(got == b"", f"fake client got an answer: {got!r}")
+        c.close()
+    time.sleep(0.5)
+    check(env.cores() == [], f"a fake client's core was stored: {env.cores()}")
+    log = d.log_text()
+    check("Refused a connection on the coredump socket: peer is not a task being dumped" in log, f"no refusal logged:\n{log}")
+    check(log.count("Refused a connection") <= 5, "refusals are not rate-limited")
+    healthy(env, d, 0)
+    d.stop()
+
+
+def case_reject():
+    """Policy rejects before a byte of the core is sent: the task dies without a dump, logged."""
+    env = Env({"Storage": "none", "ProcessSizeMax": "0"})
+    d = env.start()
+    pid, status = crash_status("segv")
+    check(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSEGV, f"status {status:#x}")
+    check(not os.WCOREDUMP(status), "rejected dump still reported as dumped")
+    d.wait_log(rf"Crash of PID {pid}: not taking the core")
+    check(env.cores() == [], "a rejected core was stored")
+    d.stop()
+
+
+def case_disconnect_midcore():
+    """The task is killed while its core streams: the part received is kept, marked truncated."""
+    env = Env({"CompressLevel": "19"})  # slow on purpose: the kernel is still writing when we kill
+    d = env.start()
+    p = start_crash("mem", 256, "random", sync=True)
+    p.stdin.write(b"x")
+    p.stdin.flush()
+    time.sleep(1.5)
+    check(p.poll() is None, "the dump finished before it could be interrupted")
+    p.kill()
+    check(p.wait(10) == -signal.SIGKILL, f"crasher ended with {p.returncode}")
+    d.wait_log(rf"Crash of PID {p.pid} .*truncated: the stream ended early")
+    path = env.wait_cores(1)[0]
+    check(xattrs(path).get("truncated") == "1", "truncated core not marked")
+    core = decompress(path, os.path.join(env.base, "core.elf"))
+    size = os.path.getsize(core)
+    check(0 < size < 256 << 20, f"truncated core has {size} bytes")
+    check(elf_core_info(core)["type"] == ET_CORE, "truncated core lost its ELF header")
+    healthy(env, d, 1)
+    d.stop()
+
+
+def case_size_limit():
+    """ExternalSizeMax cuts the stored core exactly there, marks it, and releases the task."""
+    env = Env({"ExternalSizeMax": "1M"})
+    d = env.start()
+    pid, rc = crash("mem", 64)
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    d.wait_log(rf"Crash of PID {pid} .*truncated at the configured size limit")
+    path = env.wait_cores(1)[0]
+    check(xattrs(path).get("truncated") == "1", "cut core not marked truncated")
+    core = decompress(path, os.path.join(env.base, "core.elf"))
+    check(os.path.getsize(core) == 1 << 20, f"stored {os.path.getsize(core)} bytes, expected exactly 1 MiB")
+    info = elf_core_info(core)
+    check(info["type"] == ET_CORE and info["pids"][0] == pid, f"cut core unreadable: {info}")
+    d.stop()
+
+
+def fill(path):
+    with open(path, "wb") as f:
+        try:
+            while True:
+                f.write(b"\xff" * (1 << 16))
+                f.flush()
+        except OSError:
+            pass
+
+
+def case_disk_full():
+    """Storage on a tiny tmpfs: the core that does not fit is lost cleanly (no partial file,
+    space given back), and crashes after space returns are stored."""
+    env = Env()
+    env.mount_tmpfs(env.store, "8M")
+    d = env.start()
+    pid, rc = crash("mem", 64, "random")
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    d.wait_log(rf"Crash of PID {pid} \(crasher\): core lost after \d+ bytes: No space left on device")
+    check(env.cores() == [], f"partial core left behind: {env.cores()}")
+    st = os.statvfs(env.store)
+    check(st.f_bfree * st.f_frsize > 7 << 20, "the lost core's space was not given back")
+    healthy(env, d, 0)
+
+    filler = os.path.join(env.store, "filler")
+    fill(filler)
+    pid, _ = crash("segv")
+    d.wait_log(rf"Crash of PID {pid} \(crasher\): core lost after")
+    check(len(env.cores()) == 1, "a core was stored on a full disk")
+    os.unlink(filler)
+    healthy(env, d, 1)
+    d.stop()
+
+
+def case_deadline():
+    """A worker that stops reading is killed at the deadline and the crashed task released."""
+    env = Env({"TimeoutSec": "2", "SpareWorkers": "2"})
+    d = env.start()
+    workers = d.wait_workers(2)
+    time.sleep(0.3)  # let them reach READY
+    for w in workers:
+        os.kill(w, signal.SIGSTOP)
+    t0 = time.monotonic()
+    pid, rc = crash("segv", timeout=30)
+    elapsed = time.monotonic() - t0
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    check(elapsed < 10, f"task held {elapsed:.1f}s with a 2s deadline")
+    d.wait_log(rf"Crash of PID {pid} \(crasher\): worker exceeded the per-crash deadline")
+    check(env.cores() == [], "a core was stored by a stopped worker")
+    for w in workers:
+        try:
+            os.kill(w, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+    healthy(env, d, 0)
+    d.stop()
+
+
+def case_reload():
+    """SIGHUP re-reads the configuration; an invalid one is refused and the old one kept."""
+    env = Env()
+    d = env.start()
+    env.write_config({"ExternalSizeMax": "-5"})
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_log(r"coredump.conf:\d+: Invalid value for ExternalSizeMax=")
+    d.wait_log(r"keeping the previous one")
+    healthy(env, d, 0)
+    check(env.cores()[0].endswith(".zst"), "old configuration not kept")
+    env.write_config({"Compress": "lz4"})
+    d.proc.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    pid, _ = crash("segv")
+    path = [c for c in env.wait_cores(2) if f".{pid}." in c]
+    check(path and path[0].endswith(".lz4"), f"new configuration not applied: {env.cores()}")
+    d.stop()
+
+
+def case_restore_on_failure():
+    """core_pattern and the daemon are cleaned up when a test fails or is killed."""
+    before = read_file(CORE_PATTERN)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for how in ("raise", "sigterm"):
+        code = ("import os, signal, sys; sys.path.insert(0, %r); from cdtest import *\n"
+                "e = Env(); d = e.start(); print(d.proc.pid, flush=True)\n"
+                "assert read_file(CORE_PATTERN).startswith('@')\n"
+                "os.kill(os.getpid(), signal.SIGTERM) if %r == 'sigterm' else None\n"
+                "raise RuntimeError('test failure')\n") % (here, how)
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        check(p.returncode != 0, f"{how}: the failing test passed")
+        daemon = int(p.stdout.split()[0])
+        check(read_file(CORE_PATTERN) == before, f"{how}: core_pattern left as {read_file(CORE_PATTERN)!r}")
+        check(not os.path.exists(f"/proc/{daemon}") or "zombie" in read_file(f"/proc/{daemon}/status"),
+              f"{how}: daemon {daemon} left running")
+
+
+run_cases({n[5:]: f for n, f in globals().items() if n.startswith("case_")})
