@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <elf.h>
+
+#include "coredump-name.h"
+#include "meta.h"
+#include "store.h"
+#include "tests.h"
+
+static void test_names(void) {
+        char buf[COREDUMP_NAME_MAX], id[BOOT_ID_STRING_MAX];
+
+        CHECK_EQ(coredump_escape_comm("a.b c/d\\e\x01", buf, sizeof buf), 25);
+        CHECK_STREQ(buf, "a\\x2eb\\x20c\\x2fd\\x5ce\\x01");
+        CHECK_EQ(coredump_escape_comm("toolong", buf, 5), -ENOBUFS);
+        CHECK_EQ(coredump_filename(buf, sizeof buf, "sleep", 1000, "0123456789abcdef0123456789abcdef", 77,
+                                   1700000000000000ULL, ".zst"),
+                 0);
+        CHECK_STREQ(buf, "core.sleep.1000.0123456789abcdef0123456789abcdef.77.1700000000000000.zst");
+        CHECK_EQ(coredump_filename(buf, sizeof buf, NULL, 0, "b", 1, 2, ""), 0);
+        CHECK_STREQ(buf, "core.unknown.0.b.1.2");
+        CHECK_EQ(read_boot_id(id), 0);
+        CHECK_EQ(strlen(id), 32);
+}
+
+static void test_auxv(void) {
+        uint64_t auxv[] = { AT_PAGESZ, 4096, AT_SECURE, 1, AT_NULL, 0 };
+        bool secure = false;
+
+        CHECK_EQ(meta_parse_auxv_secure((uint8_t *) auxv, sizeof auxv, &secure), 0);
+        CHECK(secure);
+        auxv[3] = 0;
+        CHECK_EQ(meta_parse_auxv_secure((uint8_t *) auxv, sizeof auxv, &secure), 0);
+        CHECK(!secure);
+        /* cut in the middle of the AT_SECURE pair, or after AT_NULL: unknown */
+        CHECK_EQ(meta_parse_auxv_secure((uint8_t *) auxv, 3 * 8, &secure), -ENODATA);
+        auxv[2] = AT_NULL;
+        CHECK_EQ(meta_parse_auxv_secure((uint8_t *) auxv, sizeof auxv, &secure), -ENODATA);
+        CHECK_EQ(meta_parse_auxv_secure(NULL, 0, &secure), -ENODATA);
+}
+
+static void test_limits(void) {
+        uint64_t v;
+
+        CHECK_EQ(meta_parse_limits_core("Limit Soft Hard Units\nMax cpu time unlimited unlimited seconds\n"
+                                        "Max core file size        unlimited            unlimited            bytes\n",
+                                        &v),
+                 0);
+        CHECK_EQ(v, UINT64_MAX);
+        CHECK_EQ(meta_parse_limits_core("x\nMax core file size        0            unlimited            bytes\n", &v), 0);
+        CHECK_EQ(v, 0);
+        CHECK_EQ(meta_parse_limits_core("x\nMax cpu time 1 1 s\n", &v), -ENODATA);
+        CHECK_EQ(meta_parse_limits_core("x\nMax core file size        lots", &v), -EBADMSG);
+}
+
+static void test_reader(void) {
+        PidfdInfo i = { .coredump_mask = PIDFD_COREDUMPED | PIDFD_COREDUMP_USER, .ruid = 1000, .euid = 1000,
+                        .rgid = 1000, .egid = 1000 };
+        CrashMeta m = { .proc_valid = true, .auxv_valid = true, .at_secure = false };
+
+        CHECK_EQ(store_reader_uid(&i, &m), 1000);
+        m.at_secure = true;
+        CHECK_EQ(store_reader_uid(&i, &m), UID_INVALID);
+        m.at_secure = false;
+        m.auxv_valid = false; /* unknown is not "not secure" */
+        CHECK_EQ(store_reader_uid(&i, &m), UID_INVALID);
+        m.auxv_valid = true;
+        i.euid = 0;
+        CHECK_EQ(store_reader_uid(&i, &m), UID_INVALID);
+        i.euid = 1000;
+        i.coredump_mask = PIDFD_COREDUMPED | PIDFD_COREDUMP_ROOT;
+        CHECK_EQ(store_reader_uid(&i, &m), UID_INVALID);
+        i.coredump_mask = PIDFD_COREDUMPED | PIDFD_COREDUMP_USER;
+        i.ruid = i.euid = 999; /* system user */
+        CHECK_EQ(store_reader_uid(&i, &m), UID_INVALID);
+        i.ruid = i.euid = NOBODY_UID;
+        CHECK_EQ(store_reader_uid(&i, &m), UID_INVALID);
+}
+
+int main(void) {
+        test_names();
+        test_auxv();
+        test_limits();
+        test_reader();
+        TESTS_DONE();
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "pidfd-util.h"
+#include "tests.h"
+
+static struct pidfd_info_raw base(uint64_t mask) {
+        return (struct pidfd_info_raw) {
+                .mask = mask | PIDFD_INFO_PID | PIDFD_INFO_CREDS,
+                .pid = 42, .tgid = 42, .ppid = 1, .ruid = 1000, .euid = 1000, .rgid = 100, .egid = 100,
+                .coredump_mask = PIDFD_COREDUMPED | PIDFD_COREDUMP_USER,
+        };
+}
+
+int main(void) {
+        struct pidfd_info_raw r;
+        PidfdInfo i;
+
+        /* 6.16-6.18: 72 bytes; the kernel zero-fills the rest of our 88 */
+        r = base(PIDFD_INFO_COREDUMP | PIDFD_INFO_CGROUPID);
+        CHECK_EQ(pidfd_info_parse(&r, sizeof r, &i), 0);
+        CHECK_EQ(i.pid, 42);
+        CHECK_EQ(i.coredump_mask, PIDFD_COREDUMPED | PIDFD_COREDUMP_USER);
+        CHECK(!i.has_cookie);
+        CHECK_EQ(i.supported_mask, 0);
+
+        /* coredump_mask is ignored unless the kernel says it filled it */
+        r = base(0);
+        CHECK_EQ(pidfd_info_parse(&r, sizeof r, &i), 0);
+        CHECK_EQ(i.coredump_mask, 0);
+
+        /* 6.19-7.0: signal @68, supported_mask @72 */
+        r = base(PIDFD_INFO_COREDUMP | PIDFD_INFO_COREDUMP_SIGNAL | PIDFD_INFO_SUPPORTED_MASK);
+        r.u68 = 11;
+        r.u72 = 0x7f;
+        CHECK_EQ(pidfd_info_parse(&r, sizeof r, &i), 0);
+        CHECK_EQ(i.coredump_signal, 11);
+        CHECK_EQ(i.supported_mask, 0x7f);
+        CHECK(!i.has_cookie);
+
+        /* 7.1+: code @72, supported_mask @80 */
+        r = base(PIDFD_INFO_COREDUMP | PIDFD_INFO_COREDUMP_SIGNAL | PIDFD_INFO_COREDUMP_CODE |
+                 PIDFD_INFO_SUPPORTED_MASK);
+        r.u68 = 6;
+        r.u72 = 1; /* SEGV_MAPERR */
+        r.u80 = 0xff;
+        CHECK_EQ(pidfd_info_parse(&r, sizeof r, &i), 0);
+        CHECK_EQ(i.coredump_signal, 6);
+        CHECK_EQ(i.coredump_code, 1);
+        CHECK_EQ(i.supported_mask, 0xff);
+
+        /* 7.1+ without a coredump: supported_mask is still @80 */
+        r = base(PIDFD_INFO_SUPPORTED_MASK);
+        r.u80 = 0xff;
+        CHECK_EQ(pidfd_info_parse(&r, sizeof r, &i), 0);
+        CHECK_EQ(i.supported_mask, 0xff);
+
+        /* seed v4: neither newer bit, non-zero u64 @72 is the cookie */
+        r = base(PIDFD_INFO_COREDUMP);
+        r.u72 = 0x1234567890ULL;
+        CHECK_EQ(pidfd_info_parse(&r, sizeof r, &i), 0);
+        CHECK(i.has_cookie);
+        CHECK_EQ(i.cookie, 0x1234567890ULL);
+        /* ... but only if the buffer covered it */
+        CHECK_EQ(pidfd_info_parse(&r, 72, &i), 0);
+        CHECK(!i.has_cookie);
+
+        /* malformed */
+        r = base(0);
+        CHECK_EQ(pidfd_info_parse(&r, 63, &i), -EBADMSG);
+        r.mask = PIDFD_INFO_PID; /* CREDS always comes with it */
+        CHECK_EQ(pidfd_info_parse(&r, sizeof r, &i), -EBADMSG);
+        TESTS_DONE();
+}

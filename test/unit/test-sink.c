@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Every sink round-trips: what goes in comes out of the real decompressor, zero runs of the
+ * plain sink become holes, and a failing write is reported. */
+#include <fcntl.h>
+#include <lz4frame.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include "macro.h"
+#include "sink.h"
+#include "tests.h"
+
+#define INPUT_SIZE (3U << 20)
+
+static uint8_t input[INPUT_SIZE], output[2 * INPUT_SIZE], back[INPUT_SIZE + 4096];
+
+static void make_input(void) {
+        uint64_t x = 1;
+        /* random, then a long zero run (not block aligned), then text */
+        for (size_t i = 0; i < INPUT_SIZE / 3; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                input[i] = (uint8_t) x;
+        }
+        memset(input + INPUT_SIZE / 3, 0, INPUT_SIZE / 3 + 123);
+        for (size_t i = 2 * INPUT_SIZE / 3 + 123; i < INPUT_SIZE; i++)
+                input[i] = "hello world\n"[i % 12];
+}
+
+static size_t run_sink(Compression c, int level, size_t chunk, int *ret_fd) {
+        int fd = memfd_create("sink", MFD_CLOEXEC);
+        Sink *s = NULL;
+        ssize_t n;
+
+        CHECK_EQ(sink_new(c, level, fd, &s), 0);
+        for (size_t o = 0; o < INPUT_SIZE; o += chunk)
+                CHECK_EQ(sink_write(s, input + o, MIN(chunk, INPUT_SIZE - o)), 0);
+        CHECK_EQ(sink_finish(s), 0);
+        CHECK_EQ(s->bytes_in, INPUT_SIZE);
+        sink_free(s);
+        n = pread(fd, output, sizeof output, 0);
+        CHECK(n > 0);
+        *ret_fd = fd;
+        return (size_t) n;
+}
+
+static void test_zstd(void) {
+        int fd;
+        size_t n = run_sink(COMPRESSION_ZSTD, 3, 100000, &fd);
+        size_t d = ZSTD_decompress(back, sizeof back, output, n);
+
+        CHECK(!ZSTD_isError(d));
+        CHECK_EQ(d, INPUT_SIZE);
+        CHECK(memcmp(back, input, INPUT_SIZE) == 0);
+        CHECK(n < INPUT_SIZE / 2);
+        close(fd);
+}
+
+static void test_lz4(void) {
+        LZ4F_dctx *dctx;
+        size_t n, src, dst = sizeof back;
+        int fd;
+
+        n = run_sink(COMPRESSION_LZ4, 0, 77777, &fd);
+        src = n;
+        CHECK(!LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)));
+        CHECK_EQ(LZ4F_decompress(dctx, back, &dst, output, &src, NULL), 0); /* 0: frame complete */
+        CHECK_EQ(dst, INPUT_SIZE);
+        CHECK(memcmp(back, input, INPUT_SIZE) == 0);
+        LZ4F_freeDecompressionContext(dctx);
+        close(fd);
+}
+
+static void test_plain(void) {
+        struct stat st;
+        int fd;
+        size_t n = run_sink(COMPRESSION_NONE, 0, 5000, &fd);
+
+        CHECK_EQ(n, INPUT_SIZE);
+        CHECK(memcmp(output, input, INPUT_SIZE) == 0);
+        CHECK_EQ(fstat(fd, &st), 0);
+        CHECK((uint64_t) st.st_blocks * 512 < INPUT_SIZE - INPUT_SIZE / 4); /* the zero run is a hole */
+        close(fd);
+
+        /* a trailing zero run still gives the file its full length */
+        memset(input + INPUT_SIZE - 100000, 0, 100000);
+        n = run_sink(COMPRESSION_NONE, 0, INPUT_SIZE, &fd);
+        CHECK_EQ(n, INPUT_SIZE);
+        close(fd);
+}
+
+static void test_write_error(void) {
+        int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+        Sink *s = NULL;
+
+        CHECK_EQ(sink_new(COMPRESSION_ZSTD, 1, fd, &s), 0);
+        int r = 0;
+        for (size_t o = 0; o < INPUT_SIZE && r == 0; o += 65536)
+                r = sink_write(s, input + o, 65536);
+        if (r == 0)
+                r = sink_finish(s);
+        CHECK_EQ(r, -ENOSPC);
+        sink_free(s);
+        close(fd);
+}
+
+int main(void) {
+        make_input();
+        test_zstd();
+        test_lz4();
+        test_plain();
+        test_write_error();
+        TESTS_DONE();
+}

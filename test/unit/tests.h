@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+
+static unsigned tests_failed;
+
+#define CHECK(cond)                                                                                \
+        do {                                                                                       \
+                if (!(cond)) {                                                                     \
+                        fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
+                        tests_failed++;                                                            \
+                }                                                                                  \
+        } while (0)
+
+#define CHECK_EQ(a, b)                                                                                  \
+        do {                                                                                            \
+                long long _a = (long long) (a), _b = (long long) (b);                                   \
+                if (_a != _b) {                                                                         \
+                        fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, #a, \
+                                _a, #b, _b);                                                            \
+                        tests_failed++;                                                                 \
+                }                                                                                       \
+        } while (0)
+
+#define CHECK_STREQ(a, b)                                                                               \
+        do {                                                                                            \
+                const char *_a = (a), *_b = (b);                                                        \
+                if (strcmp(_a, _b) != 0) {                                                              \
+                        fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, _a, _b); \
+                        tests_failed++;                                                                 \
+                }                                                                                       \
+        } while (0)
+
+#define TESTS_DONE()                                                  \
+        do {                                                          \
+                if (tests_failed)                                     \
+                        fprintf(stderr, "%u checks failed\n", tests_failed); \
+                return tests_failed ? 1 : 0;                          \
+        } while (0)
