@@ -132,9 +132,10 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
 static _noreturn_ void exec_worker(Manager *m, int sock) {
         char uid[16], gid[16];
         char *argv[] = { (char *) "coredump-worker", (char *) "--uid", uid, (char *) "--gid", gid, NULL };
-        char *envp[4] = {};
+        /* A clean environment but for logging (and sanitizer settings in test builds). */
+        const char *keep[] = { "JOURNAL_STREAM", "COREDUMP_SOCKET_LOG_LEVEL", "ASAN_OPTIONS", "UBSAN_OPTIONS" };
+        char *envp[ELEMENTSOF(keep) + 1] = {};
         size_t n = 0;
-        const char *keep[] = { "JOURNAL_STREAM", "COREDUMP_SOCKET_LOG_LEVEL" };
         char envbuf[ELEMENTSOF(keep)][256];
         sigset_t none;
         int null;

@@ -94,6 +94,7 @@ int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, si
                 return -EBADMSG;
         }
         memcpy(msg, buf, size);
-        memcpy(ret_fds, fds, sizeof(int) * n_got);
+        if (n_got > 0)
+                memcpy(ret_fds, fds, sizeof(int) * n_got);
         return 0;
 }

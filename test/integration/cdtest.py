@@ -133,6 +133,9 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        log = self.log_text()
+        for report in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer"):
+            check(report not in log, f"sanitizer report in the daemon log:\n{log}")
         return self.proc.returncode
 
 

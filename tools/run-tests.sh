@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Installs what is missing, builds twice (warnings as errors; and with ASan+UBSan), and runs
+# the whole suite in both: unit tests, then integration tests that crash real programs on
+# the live kernel. Global settings the tests touch are restored whatever happens.
+set -eu
+cd "$(dirname "$0")/.."
+. tools/deps.sh
+require_root
+install_packages $BUILD_PACKAGES $TEST_PACKAGES
+ensure_worker_user
+getent passwd cdstest >/dev/null || useradd --no-create-home --home-dir / --shell /usr/sbin/nologin cdstest
+
+saved_pattern=$(cat /proc/sys/kernel/core_pattern)
+saved_suid=$(cat /proc/sys/fs/suid_dumpable)
+restore() {
+        printf '%s' "$saved_pattern" > /proc/sys/kernel/core_pattern
+        printf '%s' "$saved_suid" > /proc/sys/fs/suid_dumpable
+}
+trap restore EXIT
+trap 'exit 130' INT TERM
+
+passed=0 failed=0 skipped=0
+run_suite() { # build-dir meson-setup-args...
+        dir=$1
+        shift
+        if [ -f "$dir/build.ninja" ]; then
+                meson configure "$dir" "$@" >/dev/null
+        else
+                meson setup "$dir" "$@" >/dev/null
+        fi
+        ninja -C "$dir" >/dev/null
+        log=$(mktemp)
+        rc=0
+        meson test -C "$dir" --print-errorlogs 2>&1 | tee "$log" || rc=1
+        passed=$((passed + $(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
+        failed=$((failed + $(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
+        failed=$((failed + $(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
+        skipped=$((skipped + $(sed -n 's/^Skipped: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
+        rm -f "$log"
+        [ $rc = 0 ] || failed=$((failed > 0 ? failed : 1))
+}
+
+run_suite build -Dwerror=true
+run_suite build-sanitizers -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
