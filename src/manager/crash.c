@@ -143,6 +143,7 @@ static int handle_request(Crash *c) {
 }
 
 static int handshake_step(Crash *c) {
+        uint32_t mark;
         int r;
 
         if (c->state == CRASH_HANDSHAKE && c->req_size == 0) {
@@ -176,14 +177,11 @@ static int handshake_step(Crash *c) {
         r = read_some(c->conn_fd, c->mark, &c->mark_len, sizeof c->mark);
         if (r <= 0)
                 return r;
-        {
-                uint32_t mark;
-                memcpy(&mark, c->mark, sizeof mark);
-                if (mark != COREDUMP_MARK_REQACK) {
-                        log_error("Crash of PID %d: the kernel refused our ack: mark %u (%s); no core",
-                                  (int) c->info.pid, mark, handshake_mark_to_string(mark));
-                        return -EPROTO;
-                }
+        r = handshake_check_mark(c->mark, &mark);
+        if (r < 0) {
+                log_error("Crash of PID %d: the kernel refused our ack: mark %u (%s); no core", (int) c->info.pid, mark,
+                          handshake_mark_to_string(mark));
+                return r;
         }
         return crash_ready_to_stream(c);
 }

@@ -63,3 +63,11 @@ const char *handshake_mark_to_string(uint32_t mark) {
                 return "unknown mark";
         }
 }
+
+int handshake_check_mark(const uint8_t buf[COREDUMP_MARK_SIZE], uint32_t *ret_mark) {
+        uint32_t mark;
+
+        memcpy(&mark, buf, sizeof mark);
+        *ret_mark = mark;
+        return mark == COREDUMP_MARK_REQACK ? 0 : -EPROTO;
+}

@@ -19,3 +19,5 @@ int handshake_parse_req(const uint8_t *buf, size_t len, struct coredump_req *ret
  * what the request offered; -EOPNOTSUPP if the kernel did not offer it. */
 int handshake_build_ack(const struct coredump_req *req, uint64_t decision, struct coredump_ack *ret);
 const char *handshake_mark_to_string(uint32_t mark);
+/* The kernel's 4-byte answer to our ack: 0 if it will proceed, -EPROTO (with the mark) if not. */
+int handshake_check_mark(const uint8_t buf[COREDUMP_MARK_SIZE], uint32_t *ret_mark);

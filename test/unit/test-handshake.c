@@ -51,6 +51,13 @@ static void test_ack(void) {
         CHECK_STREQ(handshake_mark_to_string(COREDUMP_MARK_REQACK), "accepted");
         CHECK_STREQ(handshake_mark_to_string(COREDUMP_MARK_CONFLICTING), "ack had conflicting flags");
         CHECK_STREQ(handshake_mark_to_string(77), "unknown mark");
+        {
+                uint32_t mark;
+                CHECK_EQ(handshake_check_mark((const uint8_t *) "\0\0\0\0", &mark), 0);
+                CHECK_EQ(handshake_check_mark((const uint8_t *) "\2\0\0\0", &mark), -EPROTO);
+                CHECK_EQ(mark, COREDUMP_MARK_MAXSIZE);
+                CHECK_EQ(handshake_check_mark((const uint8_t *) "\0\0\0\1", &mark), -EPROTO);
+        }
 }
 
 static void test_verify(void) {
