@@ -9,6 +9,10 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
 #include "crash.h"
 #include "log.h"
 #include "macro.h"
@@ -289,6 +293,8 @@ void pool_free_all(Manager *m) {
                 if (c)
                         crash_worker_lost(c, "the daemon is stopping");
                 (void) pidfd_send_sig(w->pidfd, SIGKILL);
+                /* Reap it: nothing of ours outlives the daemon, not even as a zombie. */
+                (void) waitid((idtype_t) P_PIDFD, (id_t) w->pidfd, &(siginfo_t) {}, WEXITED);
                 worker_free(w);
         }
 }
