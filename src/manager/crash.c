@@ -39,7 +39,7 @@ void crash_free(Crash *c) {
         manager_update_accepting(m);
 }
 
-static void crash_drop(Crash *c, int level, const char *what) {
+void crash_drop(Crash *c, int level, const char *what) {
         log_full_errno(level, 0, "Crash of PID %d (%s): %s", (int) c->info.pid, crash_comm(c), what);
         crash_free(c);
 }

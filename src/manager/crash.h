@@ -57,3 +57,5 @@ void crash_worker_result(Crash *c, const MsgResult *res);
 /* The worker went away without a result. */
 void crash_worker_lost(Crash *c, const char *why);
 void crash_free(Crash *c);
+/* Logs what happened to the crash (level, what) and frees it. */
+void crash_drop(Crash *c, int level, const char *what);

@@ -99,7 +99,10 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 }
 
 void manager_update_accepting(Manager *m) {
-        bool want = m->n_crashes < m->config.max_parallel;
+        bool want = !m->stopping && m->n_crashes < m->config.max_parallel;
+
+        if (m->stopping && m->n_crashes == 0)
+                (void) sd_event_exit(m->event, 0);
 
         if (!m->listen_source || want == m->accepting)
                 return;
@@ -167,6 +170,29 @@ int manager_reload(Manager *m) {
         return 0;
 }
 
+static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        log_error("%u crash(es) still in flight after %llus, giving up on them", m->n_crashes,
+                  (unsigned long long) (STOP_DRAIN_TIMEOUT_USEC / USEC_PER_SEC));
+        return sd_event_exit(m->event, 0);
+}
+
+/* Takes no new crashes and gives the pattern back at once (the kernel's next dump goes where
+ * it went before us), lets the ones in flight finish, then exits. */
+static void manager_begin_stop(Manager *m) {
+        m->stopping = true;
+        (void) sd_notify(false, "STOPPING=1");
+        if (m->registered) {
+                (void) pattern_restore(m->saved_pattern, m->our_pattern);
+                m->registered = false;
+        }
+        pool_retire_idle(m);
+        (void) sd_event_add_time_relative(m->event, &m->stop_timer, CLOCK_MONOTONIC, STOP_DRAIN_TIMEOUT_USEC, 0,
+                                          on_stop_timeout, m);
+        manager_update_accepting(m);
+}
+
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
@@ -174,8 +200,13 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                 (void) manager_reload(m);
                 return 0;
         }
-        log_info("Received %s, stopping", strsignal((int) si->ssi_signo));
-        return sd_event_exit(m->event, 0);
+        if (m->stopping) {
+                log_notice("Received %s again, stopping now", strsignal((int) si->ssi_signo));
+                return sd_event_exit(m->event, 0);
+        }
+        log_info("Received %s, stopping after %u crash(es) in flight", strsignal((int) si->ssi_signo), m->n_crashes);
+        manager_begin_stop(m);
+        return 0;
 }
 
 int manager_run(Manager *m) {
@@ -204,9 +235,10 @@ Manager *manager_free(Manager *m) {
         if (m->registered)
                 (void) pattern_restore(m->saved_pattern, m->our_pattern);
         while (m->crashes)
-                crash_free(m->crashes);
+                crash_drop(m->crashes, LOG_ERR, "the daemon stopped before it was done; core lost, task released");
         pool_free_all(m);
         m->respawn_timer = sd_event_source_disable_unref(m->respawn_timer);
+        m->stop_timer = sd_event_source_disable_unref(m->stop_timer);
         safe_close(m->listen_fd);
         if (m->socket_bound_here)
                 (void) unlink(m->socket_path);

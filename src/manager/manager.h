@@ -49,7 +49,13 @@ typedef struct Manager {
         uint64_t next_crash_id;
 
         RateLimit refuse_ratelimit;
+
+        bool stopping; /* no new crashes; exit once those in flight are done */
+        sd_event_source *stop_timer;
 } Manager;
+
+/* On stop, crashes in flight get this long to finish (the unit allows 60 s). */
+#define STOP_DRAIN_TIMEOUT_USEC (45 * USEC_PER_SEC)
 
 int manager_new(Manager **ret, const char *config_file, const char *dropin_dir);
 Manager *manager_free(Manager *m);
@@ -59,5 +65,6 @@ int manager_register_pattern(Manager *m);
 int manager_run(Manager *m);
 /* Re-reads the configuration; keeps the old one if the new one is invalid. */
 int manager_reload(Manager *m);
-/* Stops or resumes accepting, following how many crashes are in flight. */
+/* Stops or resumes accepting, following how many crashes are in flight (and exits once
+ * stopping and none is left). */
 void manager_update_accepting(Manager *m);

@@ -220,7 +220,7 @@ void pool_fill(Manager *m) {
 
         for (Worker *w = m->workers; w; w = w->workers_next)
                 ready_or_starting += w->state == WORKER_STARTING || w->state == WORKER_IDLE;
-        want = m->config.spare_workers + crash_count_waiting(m);
+        want = (m->stopping ? 0 : m->config.spare_workers) + crash_count_waiting(m);
 
         while (ready_or_starting < want && m->n_workers < m->config.max_parallel + m->config.spare_workers) {
                 int r;

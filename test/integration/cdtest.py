@@ -144,7 +144,7 @@ class Env:
 
     def __init__(self, config=None):
         require_kernel()
-        save_sysctl(CORE_PATTERN)
+        self.saved_pattern = save_sysctl(CORE_PATTERN)
         self.rundir = tempfile.mkdtemp(prefix="coredump-socket-test.", dir="/run")
         _restore.append((lambda: shutil.rmtree(self.rundir, ignore_errors=True), self.rundir))
         self.base = tempfile.mkdtemp(prefix="coredump-socket-test.", dir="/var/tmp")

@@ -8,9 +8,10 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
-from cdtest import (CORE_PATTERN, CRASHER, Env, check, crash, decompress, elf_core_info, run_cases, start_crash,
+from cdtest import (COREDUMPD, CORE_PATTERN, CRASHER, Env, check, crash, decompress, elf_core_info, run_cases, start_crash,
                     write_file, xattrs, read_file)
 
 ET_CORE = 4
@@ -189,6 +190,64 @@ def case_deadline():
             pass
     healthy(env, d, 0)
     d.stop()
+
+
+def case_worker_dies():
+    """A worker killed mid-core: the crash is recorded as lost, the task released, the next
+    crash stored by a fresh worker."""
+    env = Env({"CompressLevel": "19"})
+    d = env.start()
+    p = start_crash("mem", 256, "random", sync=True)
+    p.stdin.write(b"x")
+    p.stdin.flush()
+    time.sleep(1.0)
+    check(p.poll() is None, "the dump finished too early to kill its worker")
+    for w in d.children():
+        os.kill(w, signal.SIGKILL)
+    check(p.wait(10) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    d.wait_log(rf"Crash of PID {p.pid} \(crasher\): the worker (died|failed); core lost, task released")
+    check(env.cores() == [], f"a core was stored by a dead worker: {env.cores()}")
+    healthy(env, d, 0)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def case_graceful_stop():
+    """SIGTERM while a core streams: the pattern is given back at once, the crash in flight is
+    finished and stored, then the daemon exits."""
+    env = Env({"CompressLevel": "19"})
+    before = env.saved_pattern
+    d = env.start()
+    p = start_crash("mem", 48, "random", sync=True)
+    p.stdin.write(b"x")
+    p.stdin.flush()
+    time.sleep(0.3)
+    check(p.poll() is None, "the dump finished before the daemon was stopped")
+    d.proc.send_signal(signal.SIGTERM)
+    d.wait_log(r"stopping after 1 crash\(es\) in flight")
+    check(read_file(CORE_PATTERN) == before, "core_pattern not given back when stopping began")
+    check(p.wait(60) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    check(d.proc.wait(60) == 0, f"daemon exited with {d.proc.returncode}")
+    check(f"Crash of PID {p.pid} (crasher, uid 0): core complete" in d.log_text(), f"in-flight crash not stored:\n{d.log_text()}")
+    check(len(env.cores()) == 1, f"expected the in-flight core stored: {env.cores()}")
+    check(d.children() == [], "workers left behind")
+
+
+def case_bad_socket_path():
+    """A socket path the kernel cannot use or others could tamper with is refused, clearly."""
+    env = Env()
+    link = os.path.join(env.rundir, "link")
+    os.symlink(env.rundir, link)
+    open_dir = tempfile.mkdtemp(dir=env.base)
+    os.chmod(open_dir, 0o777)
+    for path, why in ((os.path.join(link, "k.sock"), "has a symlink at 'link'"),
+                      (os.path.join(open_dir, "k.sock"), "is group- or world-writable"),
+                      ("relative.sock", "must be absolute"),
+                      ("/run/" + "x" * 120, "must be absolute, without spaces, shorter than 108")):
+        p = subprocess.run([COREDUMPD, f"--socket={path}", f"--config={env.conf}", "--config-dir=/nonexistent"],
+                           capture_output=True, text=True, timeout=30)
+        check(p.returncode == 1, f"{path}: exit {p.returncode}")
+        check(why in p.stderr, f"{path}: expected '{why}' in:\n{p.stderr}")
+    check(read_file(CORE_PATTERN) == env.saved_pattern, "a refused daemon touched core_pattern")
 
 
 def case_reload():
