@@ -94,12 +94,7 @@ SIZE_KEY(journal_size_max, journal_size_max)
 SIZE_KEY(max_use, max_use)
 SIZE_KEY(keep_free, keep_free)
 
-static int parse_external_size_max(Config *c, const char *v) {
-        int r = parse_size(v, &c->external_size_max);
-        if (r >= 0)
-                c->external_size_max_set = true;
-        return r;
-}
+SIZE_KEY(external_size_max, external_size_max)
 
 static int parse_enter_namespace(Config *c, const char *v) {
         int b = parse_boolean(v);
@@ -292,8 +287,6 @@ static int config_check(Config *c) {
         }
         if (c->compress == COMPRESSION_LZ4 && !c->compress_level_set)
                 c->compress_level = 0;
-        if (!c->external_size_max_set)
-                c->external_size_max = c->process_size_max;
         return 0;
 }
 

@@ -34,8 +34,7 @@ typedef struct Config {
         int compress_level;
         bool compress_level_set;
         uint64_t process_size_max;
-        uint64_t external_size_max;
-        bool external_size_max_set;
+        uint64_t external_size_max; /* independent of ProcessSizeMax, same default */
         uint64_t journal_size_max;
         uint64_t max_use;  /* UINT64_MAX = default rule (10% of the file system) */
         uint64_t keep_free; /* UINT64_MAX = default rule (15% of the file system) */

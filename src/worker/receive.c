@@ -6,9 +6,12 @@
 #include "macro.h"
 #include "receive.h"
 
+/* systemd's semantics: ExternalSizeMax bounds what is stored, ProcessSizeMax what is read
+ * for processing. Until the worker processes cores (backtraces), reading past what is stored
+ * would only hold the task longer. */
 static uint64_t read_limit(const MsgJob *job) {
         if (job->flags & JOB_FLAG_STORE)
-                return MIN(job->external_size_max, job->process_size_max);
+                return job->external_size_max;
         return job->process_size_max;
 }
 

@@ -217,7 +217,7 @@ def case_graceful_stop():
     env = Env({"CompressLevel": "19"})
     before = env.saved_pattern
     d = env.start()
-    p = start_crash("mem", 48, "random", sync=True)
+    p = start_crash("mem", 24, "random", sync=True)
     p.stdin.write(b"x")
     p.stdin.flush()
     time.sleep(0.3)
@@ -248,6 +248,20 @@ def case_bad_socket_path():
         check(p.returncode == 1, f"{path}: exit {p.returncode}")
         check(why in p.stderr, f"{path}: expected '{why}' in:\n{p.stderr}")
     check(read_file(CORE_PATTERN) == env.saved_pattern, "a refused daemon touched core_pattern")
+
+
+def case_plain_protocol():
+    """The "@" pattern of 6.16 (no request, the core at once) goes through the same path."""
+    env = Env({"ProcessSizeMax": "0"})  # limits processing only: the core is still stored
+    write_file(CORE_PATTERN, "@" + env.sock)
+    d = env.start(extra=["--no-register"])
+    pid, rc = crash("threads", 4)
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    path = env.wait_cores(1)[0]
+    info = elf_core_info(decompress(path, os.path.join(env.base, "core.elf")))
+    check(info["pids"][0] == pid and info["threads"] == 5, f"bad core over '@': {info}")
+    check("truncated" not in xattrs(path), "ProcessSizeMax=0 cut the stored core")
+    d.stop()
 
 
 def case_reload():

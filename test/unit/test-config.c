@@ -54,7 +54,7 @@ int main(void) {
         CHECK_EQ(parse(&c, "WorkerUser=bad user"), -EINVAL);
         CHECK_EQ(parse(&c, "NoEquals"), -EINVAL);
 
-        /* files: main file, then drop-ins in order; ExternalSizeMax follows ProcessSizeMax */
+        /* files: main file, then drop-ins in order; ExternalSizeMax is its own key (32G default) */
         CHECK(mkdtemp(dir) != NULL);
         snprintf(path, sizeof path, "%s/coredump.conf", dir);
         snprintf(dropins, sizeof dropins, "%s/coredump.conf.d", dir);
@@ -67,7 +67,7 @@ int main(void) {
         write_file(d2, "[Coredump]\nCompress=zstd\n[Other]\nStorage=bogus\n");
         CHECK_EQ(config_load(&c, path, dropins), 0);
         CHECK_EQ(c.process_size_max, UINT64_C(2) << 30);
-        CHECK_EQ(c.external_size_max, UINT64_C(2) << 30);
+        CHECK_EQ(c.external_size_max, UINT64_C(32) << 30);
         CHECK_EQ(c.compress, COMPRESSION_ZSTD);
 
         /* one bad value anywhere fails the whole load */
