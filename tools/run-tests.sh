@@ -11,6 +11,19 @@ install_packages $BUILD_PACKAGES $TEST_PACKAGES
 ensure_worker_user
 getent passwd cdstest >/dev/null || useradd --no-create-home --home-dir / --shell /usr/sbin/nologin cdstest
 
+# systemd's own coredumpctl, to check compatibility against: only the binary, because the
+# package's postinst rewrites core_pattern, core_pipe_limit and suid_dumpable machine-wide.
+fetch_systemd_coredumpctl() {
+        dir=$1/systemd-coredump
+        [ -x "$dir/usr/bin/coredumpctl" ] && return 0
+        tmp=$(mktemp -d)
+        (cd "$tmp" && apt-get download -qq systemd-coredump >/dev/null 2>&1) ||
+                { apt-get update -qq && (cd "$tmp" && apt-get download -qq systemd-coredump >/dev/null); }
+        mkdir -p "$dir"
+        dpkg -x "$tmp"/systemd-coredump_*.deb "$dir"
+        rm -rf "$tmp"
+}
+
 saved_pattern=$(cat /proc/sys/kernel/core_pattern)
 saved_suid=$(cat /proc/sys/fs/suid_dumpable)
 restore() {
@@ -30,6 +43,7 @@ run_suite() { # build-dir meson-setup-args...
                 meson setup "$dir" "$@" >/dev/null
         fi
         ninja -C "$dir" >/dev/null
+        fetch_systemd_coredumpctl "$dir"
         log=$(mktemp)
         rc=0
         meson test -C "$dir" --print-errorlogs 2>&1 | tee "$log" || rc=1

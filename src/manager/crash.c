@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "crash-record.h"
 #include "crash.h"
 #include "handshake.h"
 #include "log.h"
@@ -33,6 +34,8 @@ void crash_free(Crash *c) {
         safe_close(c->conn_fd);
         safe_close(c->pidfd);
         safe_close(c->out_fd);
+        record_free(&c->record);
+        meta_done(&c->meta);
         LIST_REMOVE(crashes, m->crashes, c);
         m->n_crashes--;
         free(c);
@@ -45,14 +48,21 @@ void crash_drop(Crash *c, int level, const char *what) {
 }
 
 static int crash_start_streaming(Crash *c);
+static int crash_record_only(Crash *c, const char *why);
 
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         Crash *c = userdata;
 
+        if ((c->state == CRASH_HANDSHAKE || c->state == CRASH_MARK) &&
+            crash_record_only(c, "no complete handshake in time") >= 0)
+                return 0;
         if (c->state == CRASH_HANDSHAKE || c->state == CRASH_MARK)
                 crash_drop(c, LOG_WARNING, "no complete handshake in time, connection closed");
         else if (c->state == CRASH_WAIT_WORKER)
                 crash_drop(c, LOG_ERR, "no worker became available before the deadline, core lost, task released");
+        else if (c->state == CRASH_RECORDING)
+                crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline writing the journal entry, killed; "
+                                       "the core and its record are kept");
         else
                 crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline, killed; core lost, task released");
         return 0;
@@ -78,14 +88,29 @@ static int read_some(int fd, uint8_t *buf, size_t *have, size_t want) {
         return *have == want;
 }
 
-static int collect_and_open(Crash *c) {
+/* Metadata and the base record, once: before the ack, so a rejected crash is recorded too. */
+static int crash_collect(Crash *c) {
         Manager *m = c->manager;
         int r;
 
+        if (c->collected)
+                return 0;
+        c->collected = true;
         r = meta_collect(c->pidfd, &c->info, &c->meta);
         if (r < 0)
-                log_warning_errno(r, "Crash of PID %d: /proc could not be read for this very process, "
-                                  "recording only what the kernel guaranteed: %m", (int) c->info.pid);
+                log_warning_errno(r, "Crash of PID %d: /proc could not be confirmed to be this very process%s, "
+                                  "recording only what the kernel guaranteed: %m", (int) c->info.pid,
+                                  c->info.reaped ? " (it was killed and reaped while being dumped)" : "");
+        r = coredump_filename(c->name_stem, sizeof c->name_stem, c->meta.proc_valid ? c->meta.comm : NULL,
+                              c->info.ruid, m->boot_id, c->info.pid, c->timestamp_usec, "");
+        if (r < 0)
+                return r;
+        return crash_record_base(c, &c->record);
+}
+
+static int crash_open_output(Crash *c) {
+        Manager *m = c->manager;
+
         if (c->storing) {
                 c->out_fd = store_open_tmpfile(m->storage_fd);
                 if (c->out_fd < 0) {
@@ -95,7 +120,7 @@ static int collect_and_open(Crash *c) {
                 }
         }
         if (!c->storing) {
-                /* The worker still takes the stream (and later produces the record). */
+                /* The worker still takes the stream (and produces the record). */
                 c->out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
                 if (c->out_fd < 0)
                         return negative_errno();
@@ -106,16 +131,28 @@ static int collect_and_open(Crash *c) {
 static int crash_ready_to_stream(Crash *c) {
         int r;
 
-        sd_event_source_disable_unref(c->io_source);
-        c->io_source = NULL;
-        r = collect_and_open(c);
-        if (r < 0)
-                return r;
-        r = crash_arm_timer(c, c->manager->config.timeout_usec);
+        c->io_source = sd_event_source_disable_unref(c->io_source);
+        r = crash_collect(c);
+        if (r >= 0)
+                r = crash_open_output(c);
+        if (r >= 0)
+                r = crash_arm_timer(c, c->manager->config.timeout_usec);
         if (r < 0)
                 return r;
         c->state = CRASH_WAIT_WORKER;
         return crash_start_streaming(c);
+}
+
+/* No core will come (rejected, refused by the kernel, the task killed mid-dump): let the
+ * kernel go, and still make the record, through a worker like every other crash. */
+static int crash_record_only(Crash *c, const char *why) {
+        c->no_core_why = why;
+        c->storing = false;
+        safe_close(c->conn_fd);
+        c->conn_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (c->conn_fd < 0)
+                return negative_errno();
+        return crash_ready_to_stream(c);
 }
 
 static int handle_request(Crash *c) {
@@ -128,6 +165,9 @@ static int handle_request(Crash *c) {
         r = handshake_parse_req(c->req_buf, c->req_len, &req);
         if (r < 0)
                 return r;
+        r = crash_collect(c);
+        if (r < 0)
+                return r;
         decision = policy_decide(c->manager, &c->info, &why);
         r = handshake_build_ack(&req, decision, &ack);
         if (r < 0)
@@ -135,7 +175,7 @@ static int handle_request(Crash *c) {
         if (send(c->conn_fd, &ack, sizeof ack, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) sizeof ack)
                 return errno ? negative_errno() : -EIO;
         if (decision & COREDUMP_REJECT) {
-                log_notice("Crash of PID %d: not taking the core (%s)", (int) c->info.pid, why ? why : "policy");
+                c->no_core_why = why ? why : "rejected by policy";
                 return -ECANCELED;
         }
         c->state = CRASH_MARK;
@@ -179,8 +219,9 @@ static int handshake_step(Crash *c) {
                 return r;
         r = handshake_check_mark(c->mark, &mark);
         if (r < 0) {
-                log_error("Crash of PID %d: the kernel refused our ack: mark %u (%s); no core", (int) c->info.pid, mark,
+                log_error("Crash of PID %d: the kernel refused our ack: mark %u (%s)", (int) c->info.pid, mark,
                           handshake_mark_to_string(mark));
+                c->no_core_why = "the kernel refused our ack";
                 return r;
         }
         return crash_ready_to_stream(c);
@@ -190,11 +231,20 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         Crash *c = userdata;
         int r = handshake_step(c);
 
-        /* -ECANCELED (rejected by policy) and -EPROTO (refused mark) were logged already. */
-        if (r < 0 && r != -ECANCELED && r != -EPROTO)
-                log_warning_errno(r, "Crash of PID %d: handshake failed, connection closed: %m", (int) c->info.pid);
-        if (r < 0)
-                crash_free(c);
+        if (r >= 0)
+                return 0;
+        if (!c->no_core_why) {
+                log_warning_errno(r, "Crash of PID %d: the kernel's connection ended before the core (%m)",
+                                  (int) c->info.pid);
+                c->no_core_why = c->info.reaped ? "the process was killed while being dumped"
+                                                : "the kernel gave up before sending the core";
+        }
+        if (c->state == CRASH_HANDSHAKE || c->state == CRASH_MARK) {
+                r = crash_record_only(c, c->no_core_why);
+                if (r >= 0)
+                        return 0;
+        }
+        crash_drop(c, LOG_ERR, "could not be recorded");
         return 0;
 }
 
@@ -204,7 +254,10 @@ static int crash_start_streaming(Crash *c) {
 
         if (!w)
                 return 0; /* stays CRASH_WAIT_WORKER; dispatched when a worker is READY */
-        r = worker_start_job(w, c, c->conn_fd, c->out_fd);
+        _cleanup_close_ int record_fd = crash_record_memfd(&c->record);
+        if (record_fd < 0)
+                return record_fd;
+        r = worker_start_job(w, c, c->conn_fd, c->out_fd, record_fd);
         if (r < 0)
                 return r;
         /* The worker holds the only copy now: when it closes it, or dies, the task goes free. */
@@ -266,7 +319,7 @@ void crash_accept(Manager *m, int conn) {
                 .conn_fd = conn,
                 .pidfd = -EBADF,
                 .out_fd = -EBADF,
-                .storing = m->config.storage != STORAGE_NONE,
+                .storing = m->config.storage == STORAGE_EXTERNAL,
                 .timestamp_usec = now_usec(CLOCK_REALTIME),
                 .accept_usec = now_usec(CLOCK_MONOTONIC),
         };
@@ -306,55 +359,112 @@ static const char *state_text(uint32_t state) {
         }
 }
 
-static void crash_store(Crash *c, const MsgResult *res) {
+/* Links the core under its final name; fills path on success. */
+static int crash_link_core(Crash *c, const MsgResult *res, const CoreFacts *facts, char *path, size_t size) {
         Manager *m = c->manager;
         char name[COREDUMP_NAME_MAX];
-        uid_t reader = store_reader_uid(&c->info, &c->meta);
         StoreAttrs a = {
                 .pid = c->info.pid,
                 .uid = c->info.ruid,
                 .gid = c->info.rgid,
-                .signal = (c->info.mask & PIDFD_INFO_COREDUMP_SIGNAL) ? (int) c->info.coredump_signal : 0,
+                .signal = (c->info.mask & PIDFD_INFO_COREDUMP_SIGNAL) ? (int) c->info.coredump_signal
+                                                                      : facts->has_signal ? facts->signal : 0,
                 .timestamp_usec = c->timestamp_usec,
                 .hostname = m->hostname,
-                .truncated = res->state == CORE_TRUNCATED_LIMIT || res->state == CORE_TRUNCATED_EOF,
+                .truncated = facts->truncated,
+                .tid = facts->has_tid ? facts->tid : 0,
+                .thread_name = facts->thread_name,
                 .meta = &c->meta,
         };
         int r;
 
-        r = coredump_filename(name, sizeof name, c->meta.proc_valid ? c->meta.comm : NULL, c->info.ruid, m->boot_id,
-                              c->info.pid, c->timestamp_usec, compression_suffix(m->config.compress));
-        if (r >= 0)
-                r = store_link(m->storage_fd, c->out_fd, name, &a, reader);
-        if (r < 0) {
-                log_error_errno(r, "Crash of PID %d (%s): failed to store the core: %m", (int) c->info.pid, crash_comm(c));
+        if (snprintf(name, sizeof name, "%s%s", c->name_stem, compression_suffix(m->config.compress)) >= (int) sizeof name)
+                return -ENAMETOOLONG;
+        r = store_link(m->storage_fd, c->out_fd, name, &a, store_reader_uid(&c->info, &c->meta));
+        if (r < 0)
+                return log_error_errno(r, "Crash of PID %d (%s): failed to store the core: %m", (int) c->info.pid,
+                                       crash_comm(c));
+        if (snprintf(path, size, "%s/%s", m->config.directory, name) >= (int) size)
+                return -ENAMETOOLONG;
+        log_info("Crash of PID %d (%s, uid %u): core %s, %llu bytes received, %llu stored as %s", (int) c->info.pid,
+                 crash_comm(c), (unsigned) c->info.ruid, state_text(res->state), (unsigned long long) res->bytes_in,
+                 (unsigned long long) res->bytes_out, path);
+        return 0;
+}
+
+/* The record beside the core (journal export format), so nothing depends on journald. */
+static void crash_keep_record(Crash *c, const CoreFacts *facts) {
+        Manager *m = c->manager;
+        char name[COREDUMP_NAME_MAX + 16];
+        Record r = {};
+        int e;
+
+        if (m->storage_fd < 0)
                 return;
-        }
-        log_info("Crash of PID %d (%s, uid %u): core %s, %llu bytes received, %llu stored as %s/%s",
-                 (int) c->info.pid, crash_comm(c), (unsigned) c->info.ruid, state_text(res->state),
-                 (unsigned long long) res->bytes_in, (unsigned long long) res->bytes_out, m->config.directory, name);
+        /* "core.X" → "record.X.export" */
+        snprintf(name, sizeof name, "record%s.export", c->name_stem + strlen("core"));
+        r = (Record) { .buf = malloc(c->record.len + 1), .len = c->record.len, .cap = c->record.len + 1,
+                       .overflow = c->record.overflow };
+        if (!r.buf)
+                return (void) log_error("Crash of PID %d: out of memory for its record", (int) c->info.pid);
+        memcpy(r.buf, c->record.buf, c->record.len);
+        e = record_finalize(&r, facts);
+        if (e >= 0)
+                e = store_write_record(m->storage_fd, name, &r, store_reader_uid(&c->info, &c->meta));
+        if (e < 0 && ratelimit_below(&m->record_ratelimit))
+                log_error_errno(e, "Crash of PID %d (%s): failed to keep its record in %s: %m", (int) c->info.pid,
+                                crash_comm(c), m->config.directory);
+        record_free(&r);
 }
 
 void crash_worker_result(Crash *c, const MsgResult *res) {
-        c->worker = NULL;
+        char path[PATH_MAX] = "";
+        CoreFacts facts;
+        int r;
+
         if (!result_plausible(res)) {
                 crash_drop(c, LOG_ERR, "worker sent an impossible result, core discarded");
                 return;
         }
+        crash_facts(c, res, NULL, &facts);
         if (res->error < 0)
-                log_error_errno(res->error, "Crash of PID %d (%s): core lost after %llu bytes: %m",
-                                (int) c->info.pid, crash_comm(c), (unsigned long long) res->bytes_in);
-        else if (c->storing)
-                crash_store(c, res);
-        else
-                log_info("Crash of PID %d (%s, uid %u): %llu bytes processed, not stored (Storage=%s)", (int) c->info.pid,
-                         crash_comm(c), (unsigned) c->info.ruid, (unsigned long long) res->bytes_in,
+                log_error_errno(res->error, "Crash of PID %d (%s): core lost after %llu bytes: %m", (int) c->info.pid,
+                                crash_comm(c), (unsigned long long) res->bytes_in);
+        else if (c->storing && crash_link_core(c, res, &facts, path, sizeof path) >= 0)
+                snprintf(facts.filename, sizeof facts.filename, "%s", path);
+        else if (c->no_core_why)
+                log_notice("Crash of PID %d (%s, uid %u): no core (%s); recorded", (int) c->info.pid, crash_comm(c),
+                           (unsigned) c->info.ruid, c->no_core_why);
+        else if (!c->storing)
+                log_info("Crash of PID %d (%s, uid %u): %llu bytes processed, core not stored (Storage=%s)",
+                         (int) c->info.pid, crash_comm(c), (unsigned) c->info.ruid, (unsigned long long) res->bytes_in,
                          storage_to_string(c->manager->config.storage));
+        crash_keep_record(c, &facts);
+
+        c->state = CRASH_RECORDING;
+        r = worker_commit(c->worker, &facts);
+        if (r < 0)
+                crash_worker_recorded(c, r);
+}
+
+void crash_worker_recorded(Crash *c, int error) {
+        Manager *m = c->manager;
+
+        c->worker = NULL;
+        if (error >= 0)
+                log_debug("Crash of PID %d: journal entry written", (int) c->info.pid);
+        if (error < 0 && ratelimit_below(&m->record_ratelimit))
+                log_warning_errno(error, "Crash of PID %d (%s): no journal entry (%m); its record is kept in %s",
+                                  (int) c->info.pid, crash_comm(c), m->config.directory);
         crash_free(c);
 }
 
 void crash_worker_lost(Crash *c, const char *why) {
         c->worker = NULL;
-        log_error("Crash of PID %d (%s): %s; core lost, task released", (int) c->info.pid, crash_comm(c), why);
+        if (c->state == CRASH_RECORDING)
+                log_error("Crash of PID %d (%s): %s before writing the journal entry; its record is kept in %s",
+                          (int) c->info.pid, crash_comm(c), why, c->manager->config.directory);
+        else
+                log_error("Crash of PID %d (%s): %s; core lost, task released", (int) c->info.pid, crash_comm(c), why);
         crash_free(c);
 }

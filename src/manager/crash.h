@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "coredump-name.h"
 #include "kernel-abi.h"
 #include "list.h"
 #include "meta.h"
@@ -22,6 +23,7 @@ typedef enum CrashState {
         CRASH_MARK,        /* ack sent, waiting for the kernel's mark */
         CRASH_WAIT_WORKER, /* ready to stream, no idle worker yet */
         CRASH_STREAMING,   /* a worker has the connection */
+        CRASH_RECORDING,   /* core stored; the worker writes the journal entry */
 } CrashState;
 
 typedef struct Crash {
@@ -36,7 +38,11 @@ typedef struct Crash {
         CrashMeta meta;
         uint64_t timestamp_usec; /* CLOCK_REALTIME at accept */
         uint64_t accept_usec;    /* CLOCK_MONOTONIC at accept */
+        Record record;           /* the base record, once the crash is ready to stream */
+        char name_stem[COREDUMP_NAME_MAX]; /* core.COMM.UID.BOOTID.PID.USEC */
         bool plain;              /* "@" protocol: no request, the core starts at once */
+        bool collected;          /* metadata and base record taken */
+        const char *no_core_why; /* set when only a record will come of this crash */
         uint8_t req_buf[COREDUMP_REQ_SIZE_MAX];
         size_t req_len, req_size;
         uint8_t mark[COREDUMP_MARK_SIZE];
@@ -52,9 +58,12 @@ void crash_accept(Manager *m, int conn);
 /* Gives crashes that wait for a worker to idle workers, oldest first. */
 void crash_dispatch_waiting(Manager *m);
 unsigned crash_count_waiting(Manager *m);
-/* The worker reported; res is untrusted and checked here. */
+/* The worker reported; res is untrusted and checked here. The core is linked, the record
+ * written beside it, and the worker told to write the journal entry. */
 void crash_worker_result(Crash *c, const MsgResult *res);
-/* The worker went away without a result. */
+/* The worker wrote the journal entry (error 0) or could not. */
+void crash_worker_recorded(Crash *c, int error);
+/* The worker went away without finishing. */
 void crash_worker_lost(Crash *c, const char *why);
 void crash_free(Crash *c);
 /* Logs what happened to the crash (level, what) and frees it. */

@@ -37,10 +37,7 @@ static int find_worker(Manager *m) {
 static int apply_config(Manager *m) {
         int fd;
 
-        if (m->config.storage == STORAGE_JOURNAL)
-                log_warning("Storage=journal is not implemented yet; cores are stored in %s", m->config.directory);
-        if (m->config.storage == STORAGE_NONE)
-                return 0;
+        /* Needed whatever Storage= says: the records are kept there. */
         fd = store_open_dir(m->config.directory);
         if (fd < 0)
                 return log_error_errno(fd, "Cannot open the storage directory %s: %m", m->config.directory);
@@ -61,6 +58,7 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
                 .listen_fd = -EBADF,
                 .storage_fd = -EBADF,
                 .refuse_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
+                .record_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
         };
         *ret = m;
 

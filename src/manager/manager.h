@@ -49,6 +49,7 @@ typedef struct Manager {
         uint64_t next_crash_id;
 
         RateLimit refuse_ratelimit;
+        RateLimit record_ratelimit; /* crashes that could not be fully recorded */
 
         bool stopping; /* no new crashes; exit once those in flight are done */
         sd_event_source *stop_timer;

@@ -1,22 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "cgroup-util.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "meta.h"
 
-/* /proc/<pid>/auxv is a few hundred bytes; /proc/<pid>/limits about 1.5 KiB. */
-#define AUXV_MAX 4096
-#define LIMITS_MAX 4096
-
 int meta_parse_auxv_secure(const uint8_t *buf, size_t len, bool *ret) {
-        /* The native word size: the manager reads auxv of processes on its own architecture;
-         * a 32-bit process's auxv is read with 64-bit words here only if the kernel writes
-         * them so, which it does not: treat that as unknown. */
+        /* Native word size: the manager runs on the machine's own architecture. */
         for (size_t o = 0; o + 2 * sizeof(uint64_t) <= len; o += 2 * sizeof(uint64_t)) {
                 uint64_t type, val;
                 memcpy(&type, buf + o, sizeof type);
@@ -47,9 +44,239 @@ int meta_parse_limits_core(const char *limits, uint64_t *ret) {
         return sscanf(soft, "%" SCNu64, ret) == 1 ? 0 : -EBADMSG;
 }
 
-static void read_proc_fields(int dir, CrashMeta *m) {
+size_t meta_join_nul(char *buf, size_t len, char sep) {
+        while (len > 0 && buf[len - 1] == 0)
+                len--;
+        for (size_t i = 0; i < len; i++)
+                if (buf[i] == 0)
+                        buf[i] = sep;
+        return len;
+}
+
+/* Reads at most max bytes of dir/name into a fresh buffer (NUL-terminated). */
+static ssize_t read_bounded(int dir, const char *name, size_t max, char **ret, bool *cut) {
+        _cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        char *buf;
+        ssize_t n;
+
+        if (fd < 0)
+                return negative_errno();
+        buf = malloc(max + 2);
+        if (!buf)
+                return -ENOMEM;
+        n = loop_read(fd, buf, max + 1);
+        if (n < 0) {
+                free(buf);
+                return n;
+        }
+        *cut = (size_t) n > max;
+        if (*cut)
+                n = (ssize_t) max;
+        buf[n] = 0;
+        *ret = buf;
+        return n;
+}
+
+/* Adds dir/name as field (optionally with NULs replaced by sep). */
+static void add_file(CrashMeta *m, int dir, const char *name, const char *field, size_t max, char sep) {
+        _cleanup_free_ char *buf = NULL;
+        bool cut = false;
+        ssize_t n = read_bounded(dir, name, max, &buf, &cut);
+
+        if (n < 0)
+                return;
+        if (sep)
+                n = (ssize_t) meta_join_nul(buf, (size_t) n, sep);
+        if (cut)
+                m->fields.overflow = true;
+        (void) record_add(&m->fields, field, buf, (size_t) n, 0);
+}
+
+static void add_link(CrashMeta *m, int dir, const char *name, const char *field) {
+        char buf[PATH_MAX];
+        ssize_t n = readlinkat(dir, name, buf, sizeof buf - 1);
+
+        if (n > 0)
+                (void) record_add(&m->fields, field, buf, (size_t) n, 0);
+}
+
+static void add_cgroup(CrashMeta *m, int dir) {
+        _cleanup_free_ char *raw = NULL;
+        char path[PATH_MAX];
+        CgroupInfo ci;
+        bool cut;
+
+        if (read_bounded(dir, "cgroup", PROC_FILE_MAX, &raw, &cut) < 0)
+                return;
+        (void) record_add_str(&m->fields, "COREDUMP_PROC_CGROUP", raw);
+        if (cgroup_unified_path(raw, path, sizeof path) < 0)
+                return;
+        (void) record_add_str(&m->fields, "COREDUMP_CGROUP", path);
+        cgroup_parse(path, &ci);
+        if (ci.unit[0])
+                (void) record_add_str(&m->fields, "COREDUMP_UNIT", ci.unit);
+        if (ci.user_unit[0])
+                (void) record_add_str(&m->fields, "COREDUMP_USER_UNIT", ci.user_unit);
+        if (ci.slice[0])
+                (void) record_add_str(&m->fields, "COREDUMP_SLICE", ci.slice);
+        if (ci.session[0])
+                (void) record_add_str(&m->fields, "COREDUMP_SESSION", ci.session);
+        if (ci.owner_uid != UID_INVALID)
+                (void) record_addf(&m->fields, "COREDUMP_OWNER_UID", "%u", (unsigned) ci.owner_uid);
+}
+
+/* "<fd>:<path>\n<fdinfo>\n" per descriptor, systemd's COREDUMP_OPEN_FDS format. */
+static void add_open_fds(CrashMeta *m, int dir) {
+        _cleanup_close_ int fdinfo = openat(dir, "fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int fddir = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char *text = NULL;
+        size_t len, cap = 0;
+        unsigned listed = 0;
+        struct dirent *de;
+        DIR *d;
+
+        if (fddir < 0)
+                return;
+        d = fdopendir(fddir);
+        if (!d) {
+                safe_close(fddir);
+                return;
+        }
+        FILE *f = open_memstream(&text, &cap);
+        while (f && (de = readdir(d))) {
+                char target[PATH_MAX], info[4096];
+                ssize_t n;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                if (listed >= OPEN_FDS_MAX || (size_t) ftell(f) >= OPEN_FDS_BYTES_MAX) {
+                        m->fields.overflow = true;
+                        break;
+                }
+                n = readlinkat(fddir, de->d_name, target, sizeof target - 1);
+                target[n > 0 ? n : 0] = 0;
+                fprintf(f, "%s:%s\n", de->d_name, target);
+                if (fdinfo >= 0 && read_small_file_at(fdinfo, de->d_name, info, sizeof info) > 0)
+                        fputs(info, f);
+                fputc('\n', f);
+                listed++;
+        }
+        closedir(d);
+        if (f && fclose(f) == 0 && text) {
+                len = strlen(text);
+                (void) record_add(&m->fields, "COREDUMP_OPEN_FDS", text, MIN(len, (size_t) OPEN_FDS_BYTES_MAX), 0);
+        }
+        free(text);
+}
+
+/* "tid comm" per thread, to name the crashing thread once the core says which it was. */
+static void add_task_comms(CrashMeta *m, int dir) {
+        int tdir = openat(dir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char *text = NULL;
+        size_t cap = 0;
+        unsigned n = 0;
+        struct dirent *de;
+        DIR *d;
+        FILE *f;
+
+        if (tdir < 0)
+                return;
+        d = fdopendir(tdir);
+        if (!d) {
+                safe_close(tdir);
+                return;
+        }
+        f = open_memstream(&text, &cap);
+        while (f && (de = readdir(d)) && n < TASKS_MAX) {
+                char path[NAME_MAX + sizeof "/comm"], comm[COMM_MAX];
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof path, "%s/comm", de->d_name);
+                if (read_small_file_at(dirfd(d), path, comm, sizeof comm) <= 0)
+                        continue;
+                comm[strcspn(comm, "\n")] = 0;
+                fprintf(f, "%s %s\n", de->d_name, comm);
+                n++;
+        }
+        closedir(d);
+        if (f && fclose(f) == 0 && text)
+                (void) record_add_str(&m->fields, "_CDS_TASK_COMM", text);
+        free(text);
+}
+
+const char *meta_thread_name(const CrashMeta *m, pid_t tid, char *buf, size_t size) {
+        RecordField f;
+        char key[24];
+        const char *p, *end;
+        size_t kl;
+
+        if (!record_find(m->fields.buf, m->fields.len, "_CDS_TASK_COMM", &f))
+                return NULL;
+        kl = (size_t) snprintf(key, sizeof key, "%d ", (int) tid);
+        for (p = (const char *) f.value, end = p + f.value_len; p < end;) {
+                const char *eol = memchr(p, '\n', (size_t) (end - p));
+                size_t l = eol ? (size_t) (eol - p) : (size_t) (end - p);
+                if (l > kl && memcmp(p, key, kl) == 0) {
+                        snprintf(buf, size, "%.*s", (int) (l - kl), p + kl);
+                        return buf;
+                }
+                p += l + 1;
+        }
+        return NULL;
+}
+
+static bool same_ns(int dir_a, int dir_b, const char *ns) {
+        struct stat a, b;
+        return fstatat(dir_a, ns, &a, 0) == 0 && fstatat(dir_b, ns, &b, 0) == 0 && a.st_ino == b.st_ino &&
+               a.st_dev == b.st_dev;
+}
+
+static pid_t parent_of(int dir) {
+        char status[4096];
+        const char *p;
+
+        if (read_small_file_at(dir, "status", status, sizeof status) <= 0 || !(p = strstr(status, "\nPPid:")))
+                return 0;
+        return (pid_t) strtol(p + 6, NULL, 10);
+}
+
+/* A crash inside a container (its own mount namespace): the command line of the process
+ * that started the container, found by walking up to the last ancestor outside it. Each step
+ * is pinned with a pidfd, so a recycled PID is never read. */
+static void add_container_cmdline(CrashMeta *m, int dir) {
+        _cleanup_close_ int self = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int cur = dir;
+        pid_t pid;
+
+        if (self < 0 || same_ns(dir, self, "ns/mnt"))
+                return;
+        for (unsigned depth = 0; depth < CONTAINER_DEPTH_MAX && (pid = parent_of(cur)) > 1; depth++) {
+                _cleanup_close_ int pidfd = pidfd_open_pid(pid);
+                char path[32];
+                int next;
+
+                snprintf(path, sizeof path, "/proc/%d", (int) pid);
+                next = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (pidfd < 0 || next < 0 || pidfd_check_alive(pidfd) < 0) {
+                        safe_close(next);
+                        break;
+                }
+                if (same_ns(next, self, "ns/mnt")) {
+                        add_file(m, next, "cmdline", "COREDUMP_CONTAINER_CMDLINE", CMDLINE_MAX, ' ');
+                        safe_close(next);
+                        break;
+                }
+                if (cur != dir)
+                        safe_close(cur);
+                cur = next;
+        }
+        if (cur != dir)
+                safe_close(cur);
+}
+
+static void read_identity(CrashMeta *m, int dir) {
         uint8_t auxv[AUXV_MAX];
-        char limits[LIMITS_MAX];
+        char limits[4096];
         _cleanup_close_ int afd = -EBADF;
         ssize_t n;
 
@@ -57,12 +284,38 @@ static void read_proc_fields(int dir, CrashMeta *m) {
                 m->comm[strcspn(m->comm, "\n")] = 0;
         n = readlinkat(dir, "exe", m->exe, sizeof m->exe - 1);
         m->exe[n > 0 ? n : 0] = 0;
-
         afd = openat(dir, "auxv", O_RDONLY | O_CLOEXEC);
-        if (afd >= 0 && (n = loop_read(afd, auxv, sizeof auxv)) > 0)
+        if (afd >= 0 && (n = loop_read(afd, auxv, sizeof auxv)) > 0) {
                 m->auxv_valid = meta_parse_auxv_secure(auxv, (size_t) n, &m->at_secure) >= 0;
-        if (read_small_file_at(dir, "limits", limits, sizeof limits) > 0)
+                (void) record_add(&m->fields, "COREDUMP_PROC_AUXV", auxv, (size_t) n, 0);
+        }
+        if (read_small_file_at(dir, "limits", limits, sizeof limits) > 0) {
                 m->rlimit_valid = meta_parse_limits_core(limits, &m->rlimit_core) >= 0;
+                (void) record_add_str(&m->fields, "COREDUMP_PROC_LIMITS", limits);
+        }
+}
+
+static void read_proc_fields(CrashMeta *m, int dir) {
+        read_identity(m, dir);
+        if (m->comm[0])
+                (void) record_add_str(&m->fields, "COREDUMP_COMM", m->comm);
+        if (m->exe[0])
+                (void) record_add_str(&m->fields, "COREDUMP_EXE", m->exe);
+        add_file(m, dir, "cmdline", "COREDUMP_CMDLINE", CMDLINE_MAX, ' ');
+        add_cgroup(m, dir);
+        add_file(m, dir, "status", "COREDUMP_PROC_STATUS", PROC_FILE_MAX, 0);
+        add_file(m, dir, "maps", "COREDUMP_PROC_MAPS", PROC_FILE_MAX, 0);
+        add_file(m, dir, "mountinfo", "COREDUMP_PROC_MOUNTINFO", PROC_FILE_MAX, 0);
+        add_link(m, dir, "cwd", "COREDUMP_CWD");
+        add_link(m, dir, "root", "COREDUMP_ROOT");
+        add_file(m, dir, "environ", "COREDUMP_ENVIRON", ENVIRON_MAX, '\n');
+        add_open_fds(m, dir);
+        add_container_cmdline(m, dir);
+        add_task_comms(m, dir);
+}
+
+void meta_done(CrashMeta *m) {
+        record_free(&m->fields);
 }
 
 int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret) {
@@ -72,18 +325,22 @@ int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret) {
         int r;
 
         *ret = (CrashMeta) {};
+        if (info->reaped)
+                return -ESRCH; /* its PID may already name someone else: never look */
         snprintf(path, sizeof path, "/proc/%d", (int) info->pid);
         dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (dir < 0)
                 return negative_errno();
-        /* The dirfd was opened while the pidfd's process still held this PID: it is that process. */
+        /* The dirfd was opened while the pidfd's process still held this PID: it is that
+         * process (a reaped one would fail here, and only a reaped PID can be reused). */
         r = pidfd_check_alive(pidfd);
         if (r < 0)
                 return r;
-        read_proc_fields(dir, ret);
-        /* And it still is after the reads (belt and braces: WAIT keeps it, but a future policy may not). */
+        read_proc_fields(ret, dir);
+        /* Confirm after the reads too; if anything changed, none of it may be used. */
         r = pidfd_get_info(pidfd, PIDFD_INFO_PID, &again);
         if (r < 0 || again.pid != info->pid || pidfd_check_alive(pidfd) < 0) {
+                meta_done(ret);
                 *ret = (CrashMeta) {};
                 return r < 0 ? r : -ESRCH;
         }

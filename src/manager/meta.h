@@ -2,27 +2,46 @@
 #pragma once
 
 /* What the manager learns about a crashed process from /proc, read through one dirfd opened
- * after the pidfd check and confirmed afterwards, so PID reuse cannot swap the process. */
+ * after the pidfd check and confirmed afterwards, so PID reuse cannot swap the process: if the
+ * confirmation fails, everything read is thrown away and only the kernel's pidfd info counts. */
 
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "pidfd-util.h"
+#include "record.h"
 
 #define COMM_MAX 64 /* TASK_COMM_LEN is 16; newer kernels allow 64 */
 
+/* Every read is bounded; what does not fit is cut and COREDUMP_RECORD_TRUNCATED says so. */
+#define PROC_FILE_MAX (1U << 20)  /* maps, mountinfo, status, limits, cgroup */
+#define CMDLINE_MAX (64U << 10)
+#define ENVIRON_MAX (128U << 10)
+#define AUXV_MAX 4096U
+#define OPEN_FDS_MAX 1024U        /* descriptors listed in COREDUMP_OPEN_FDS */
+#define OPEN_FDS_BYTES_MAX (256U << 10)
+#define TASKS_MAX 4096U           /* thread names remembered */
+#define CONTAINER_DEPTH_MAX 64U   /* parents walked to find a container's leader */
+
 typedef struct CrashMeta {
-        bool proc_valid; /* the /proc fields below belong to the crashed process */
+        bool proc_valid; /* the fields below belong to the crashed process */
         char comm[COMM_MAX];
         char exe[PATH_MAX];
         bool auxv_valid;
         bool at_secure;
         uint64_t rlimit_core; /* soft limit; UINT64_MAX = unlimited */
         bool rlimit_valid;
+        Record fields; /* COREDUMP_* from /proc, and _CDS_TASK_COMM ("tid comm" lines) */
 } CrashMeta;
 
 int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret);
+void meta_done(CrashMeta *m);
+/* The comm of thread tid from _CDS_TASK_COMM, or NULL. */
+const char *meta_thread_name(const CrashMeta *m, pid_t tid, char *buf, size_t size);
+
 /* Pure parsers, for tests. */
 int meta_parse_auxv_secure(const uint8_t *buf, size_t len, bool *ret);
 int meta_parse_limits_core(const char *limits, uint64_t *ret);
+/* NUL-separated argv → space-separated (in place); returns the new length. */
+size_t meta_join_nul(char *buf, size_t len, char sep);

@@ -87,6 +87,10 @@ static int set_xattrs(int fd, const StoreAttrs *a) {
                 r = r ?: set_xattr_u64(fd, "user.coredump.signal", (uint64_t) a->signal);
         if (a->meta->rlimit_valid) /* as the kernel prints %c: unlimited is 2^64-1 */
                 r = r ?: set_xattr_u64(fd, "user.coredump.rlimit", a->meta->rlimit_core);
+        if (a->tid > 0)
+                r = r ?: set_xattr_u64(fd, "user.coredump.tid", (uint64_t) a->tid);
+        if (a->thread_name && a->thread_name[0])
+                r = r ?: set_xattr_str(fd, "user.coredump.thread_name", a->thread_name);
         if (a->truncated)
                 r = r ?: set_xattr_str(fd, "user.coredump.truncated", "1");
         if (a->meta->proc_valid && a->meta->comm[0])
@@ -127,4 +131,20 @@ int store_link(int dirfd, int fd, const char *name, const StoreAttrs *a, uid_t r
         if (fsync(dirfd) < 0)
                 return negative_errno();
         return 0;
+}
+
+int store_write_record(int dirfd, const char *name, const Record *r, uid_t reader) {
+        _cleanup_close_ int fd = store_open_tmpfile(dirfd);
+        int e;
+
+        if (fd < 0)
+                return fd;
+        e = record_write_export(r->buf, r->len, fd);
+        if (e < 0)
+                return e;
+        if (reader != UID_INVALID && (e = set_acl(fd, reader)) < 0)
+                return e;
+        if (fsync(fd) < 0)
+                return negative_errno();
+        return link_fd(dirfd, fd, name);
 }

@@ -7,6 +7,7 @@
 
 #include "meta.h"
 #include "pidfd-util.h"
+#include "record.h"
 
 #define STORED_CORE_MODE 0640
 #define STORAGE_DIR_MODE 0755
@@ -30,8 +31,13 @@ typedef struct StoreAttrs {
         uint64_t timestamp_usec;
         const char *hostname;
         bool truncated; /* user.coredump.truncated=1 (COREDUMP_TRUNCATED) */
+        pid_t tid;      /* 0 if unknown */
+        const char *thread_name;
         const CrashMeta *meta;
 } StoreAttrs;
 
 /* Sets xattrs and the ACL on fd, links it under name in dirfd, syncs the directory. */
 int store_link(int dirfd, int fd, const char *name, const StoreAttrs *a, uid_t reader);
+/* Writes the record in journal export format as dirfd/name (created unnamed, then linked),
+ * readable like the core. */
+int store_write_record(int dirfd, const char *name, const Record *r, uid_t reader);

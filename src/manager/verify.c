@@ -13,7 +13,9 @@ int verify_info(const PidfdInfo *info, pid_t peercred_pid, uint64_t so_cookie, c
                 *ret_why = "peer is not a task being dumped";
                 return -EPERM;
         }
-        if (info->pid <= 0 || info->pid != peercred_pid) {
+        /* A reaped task (killed while dumping) has no PID in its pidfd info any more; the
+         * COREDUMPED mark is the kernel's own, so the connection is still the kernel's. */
+        if ((info->mask & PIDFD_INFO_PID) && (info->pid <= 0 || info->pid != peercred_pid)) {
                 *ret_why = "SO_PEERCRED and the pidfd disagree about the peer";
                 return -EPERM;
         }
@@ -56,5 +58,12 @@ int verify_peer(int conn, PidfdInfo *ret_info, const char **ret_why) {
         r = verify_info(ret_info, cred.pid, cookie, ret_why);
         if (r < 0)
                 return r;
+        if (!(ret_info->mask & PIDFD_INFO_PID)) {
+                /* What the kernel recorded at connect time is all that is left. */
+                ret_info->reaped = true;
+                ret_info->pid = ret_info->tgid = cred.pid;
+                ret_info->ruid = ret_info->euid = ret_info->suid = ret_info->fsuid = cred.uid;
+                ret_info->rgid = ret_info->egid = ret_info->sgid = ret_info->fsgid = cred.gid;
+        }
         return TAKE_FD(pidfd);
 }

@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "pidfd-util.h"
+#include "store.h"
 #include "worker-pool.h"
 
 static void worker_free(Worker *w) {
@@ -72,21 +73,51 @@ static void on_ready(Worker *w) {
 
 static void on_result(Worker *w) {
         MsgResult res;
-        Crash *c;
         int r = proto_recv(w->control_fd, MSG_RESULT, &res, sizeof res, NULL, 0);
 
         if (r == -EAGAIN)
                 return;
-        c = worker_detach(w);
         if (r < 0) {
+                Crash *c = worker_detach(w);
                 worker_kill(w, r == -ECONNRESET ? "exited without a result" : "sent a malformed result");
+                if (c)
+                        crash_worker_lost(c, "the worker failed");
+                return;
+        }
+        if (w->crash)
+                crash_worker_result(w->crash, &res); /* → worker_commit() */
+}
+
+static void on_recorded(Worker *w) {
+        MsgRecorded rec;
+        Crash *c;
+        int r = proto_recv(w->control_fd, MSG_RECORDED, &rec, sizeof rec, NULL, 0);
+
+        if (r == -EAGAIN)
+                return;
+        c = worker_detach(w);
+        if (r < 0 || rec.error > 0 || rec.error < -4095 || rec.spare != 0) {
+                worker_kill(w, r == -ECONNRESET ? "exited before writing the journal entry" : "sent a malformed message");
                 if (c)
                         crash_worker_lost(c, "the worker failed");
                 return;
         }
         worker_finished(w); /* single use: it exits now */
         if (c)
-                crash_worker_result(c, &res);
+                crash_worker_recorded(c, rec.error);
+}
+
+int worker_commit(Worker *w, const CoreFacts *facts) {
+        MsgCommit msg = { .hdr = { PROTO_MAGIC, MSG_COMMIT }, .facts = *facts };
+        int r = proto_send(w->control_fd, &msg, sizeof msg, NULL, 0);
+
+        if (r < 0) {
+                worker_detach(w);
+                worker_kill(w, "could not be sent the commit");
+                return r;
+        }
+        w->state = WORKER_COMMITTING;
+        return 0;
 }
 
 static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -98,6 +129,9 @@ static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userda
                 break;
         case WORKER_BUSY:
                 on_result(w);
+                break;
+        case WORKER_COMMITTING:
+                on_recorded(w);
                 break;
         default: {
                 /* Nothing is permitted while idle or finished. */
@@ -119,6 +153,8 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
         /* Its last message may still be queued: exit and message can arrive in one iteration. */
         if (w->state == WORKER_BUSY)
                 on_result(w);
+        if (w->state == WORKER_COMMITTING)
+                on_recorded(w);
         c = worker_detach(w);
 
         if (!w->ready_seen)
@@ -134,8 +170,7 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
 }
 
 static _noreturn_ void exec_worker(Manager *m, int sock) {
-        char uid[16], gid[16];
-        char *argv[] = { (char *) "coredump-worker", (char *) "--uid", uid, (char *) "--gid", gid, NULL };
+        char *argv[] = { (char *) "coredump-worker", NULL };
         /* A clean environment but for logging (and sanitizer settings in test builds). */
         const char *keep[] = { "JOURNAL_STREAM", "COREDUMP_SOCKET_LOG_LEVEL", "ASAN_OPTIONS", "UBSAN_OPTIONS" };
         char *envp[ELEMENTSOF(keep) + 1] = {};
@@ -151,8 +186,6 @@ static _noreturn_ void exec_worker(Manager *m, int sock) {
         if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0 ||
             dup2(sock, WORKER_CONTROL_FD) < 0)
                 _exit(127);
-        snprintf(uid, sizeof uid, "%u", (unsigned) m->worker_uid);
-        snprintf(gid, sizeof gid, "%u", (unsigned) m->worker_gid);
         for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
                 const char *v = getenv(keep[i]);
                 if (v && snprintf(envbuf[i], sizeof envbuf[i], "%s=%s", keep[i], v) < (int) sizeof envbuf[i])
@@ -252,21 +285,25 @@ Worker *pool_take_idle(Manager *m) {
         return NULL;
 }
 
-int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd) {
+int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd) {
         Manager *m = w->manager;
         const Config *cfg = &m->config;
+        bool users_own = store_reader_uid(&c->info, &c->meta) != UID_INVALID;
         MsgJob job = {
                 .hdr = { PROTO_MAGIC, MSG_JOB },
-                .flags = c->storing ? JOB_FLAG_STORE : 0,
+                .flags = (c->storing ? JOB_FLAG_STORE : 0) | (cfg->storage == STORAGE_JOURNAL ? JOB_FLAG_JOURNAL_CORE : 0),
                 .compression = cfg->compress,
                 .compress_level = cfg->compress_level,
+                .uid = users_own ? c->info.ruid : m->worker_uid,
+                .gid = users_own ? c->info.rgid : m->worker_gid,
                 .external_size_max = cfg->external_size_max,
                 .process_size_max = cfg->process_size_max,
+                .journal_size_max = cfg->journal_size_max,
         };
-        int fds[2] = { conn_fd, out_fd };
+        int fds[JOB_FDS] = { conn_fd, out_fd, record_fd };
         int r;
 
-        r = proto_send(w->control_fd, &job, sizeof job, fds, 2);
+        r = proto_send(w->control_fd, &job, sizeof job, fds, JOB_FDS);
         if (r < 0) {
                 worker_kill(w, "could not be given its job");
                 return r;

@@ -20,8 +20,9 @@ typedef struct Crash Crash;
 typedef enum WorkerState {
         WORKER_STARTING, /* exec'd, not READY yet */
         WORKER_IDLE,     /* READY, waiting for a job */
-        WORKER_BUSY,     /* has a crash */
-        WORKER_FINISHED, /* sent its result, or failed: only its exit is awaited */
+        WORKER_BUSY,       /* has a crash; RESULT is awaited */
+        WORKER_COMMITTING, /* got COMMIT; RECORDED is awaited */
+        WORKER_FINISHED,   /* done, or failed: only its exit is awaited */
 } WorkerState;
 
 typedef struct Worker {
@@ -41,8 +42,11 @@ typedef struct Worker {
 void pool_fill(Manager *m);
 /* An idle worker, or NULL (then one is being started). */
 Worker *pool_take_idle(Manager *m);
-/* Hands a crash to an idle worker; the connection and output fds are sent along. */
-int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd);
+/* Hands a crash to an idle worker: connection, output and record fds, and the user to become
+ * (the crashing user for a plain user crash, so the journal entry is theirs; else ours). */
+int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd);
+/* Tells the worker the final facts; it writes the journal entry and answers RECORDED. */
+int worker_commit(Worker *w, const CoreFacts *facts);
 /* Kills the worker (deadline, protocol violation); its crash is detached first. */
 void worker_kill(Worker *w, const char *why);
 /* Lets idle spares go (config reload: new user or path). */

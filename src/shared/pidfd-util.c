@@ -28,8 +28,9 @@ int pidfd_info_parse(const void *buf, size_t len, PidfdInfo *ret) {
         memcpy(&raw, buf, MIN(len, sizeof raw));
         b = (const uint8_t *) &raw;
 
-        if ((raw.mask & (PIDFD_INFO_PID | PIDFD_INFO_CREDS)) != (PIDFD_INFO_PID | PIDFD_INFO_CREDS))
-                return -EBADMSG; /* always filled by every kernel with the ioctl */
+        /* PID and CREDS come together, or not at all (a reaped task has only EXIT info). */
+        if (!(raw.mask & PIDFD_INFO_PID) != !(raw.mask & PIDFD_INFO_CREDS))
+                return -EBADMSG;
 
         *ret = (PidfdInfo) {
                 .mask = raw.mask,

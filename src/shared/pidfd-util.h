@@ -22,6 +22,7 @@ typedef struct PidfdInfo {
         uint64_t supported_mask;  /* valid if mask & PIDFD_INFO_SUPPORTED_MASK */
         bool has_cookie;          /* seed v4 ABI only */
         uint64_t cookie;
+        bool reaped; /* no PID/CREDS any more: identity from SO_PEERCRED (set by verify_peer) */
 } PidfdInfo;
 
 #define PIDFD_INFO_WANT                                                                      \

@@ -6,7 +6,7 @@
 #include "proto.h"
 
 /* Large enough for any message; a larger one is cut (MSG_TRUNC) and refused. */
-#define PROTO_MSG_MAX 256
+#define PROTO_MSG_MAX 8192
 
 int proto_send(int sock, const void *msg, size_t size, const int *fds, size_t n_fds) {
         union {
@@ -49,7 +49,7 @@ int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, si
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(sizeof(int) * PROTO_FDS_MAX) + CMSG_SPACE(sizeof(struct ucred))];
         } control = {};
-        uint8_t buf[PROTO_MSG_MAX];
+        static uint8_t buf[PROTO_MSG_MAX]; /* single-threaded users */
         struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control };
         int fds[PROTO_FDS_MAX];

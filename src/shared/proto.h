@@ -9,13 +9,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record-fields.h"
+
 #define PROTO_MAGIC UINT32_C(0x43445331) /* "CDS1" */
 #define WORKER_CONTROL_FD 3
 
+/* The phases, in order; each message is allowed in its phase only, once:
+ *   worker  READY     started, waiting for a job
+ *   manager JOB       a crash: [connection, output, record memfd], the uid to become
+ *   worker  RESULT    the core is received and written; what its notes say
+ *   manager COMMIT    the core is linked (or not): the final facts for the record
+ *   worker  RECORDED  the journal entry is written (or why not); the worker exits */
 typedef enum MsgType {
-        MSG_READY = 1,  /* worker → manager: sandboxed, waiting for a job */
-        MSG_JOB = 2,    /* manager → worker: a crash, with [connection, output] fds */
-        MSG_RESULT = 3, /* worker → manager: the core is received and written */
+        MSG_READY = 1,
+        MSG_JOB = 2,
+        MSG_RESULT = 3,
+        MSG_COMMIT = 4,
+        MSG_RECORDED = 5,
 } MsgType;
 
 typedef struct MsgHeader {
@@ -29,16 +39,21 @@ typedef struct MsgReady {
         uint32_t spare;
 } MsgReady;
 
-#define JOB_FLAG_STORE (UINT32_C(1) << 0) /* write the core to the output fd */
+#define JOB_FLAG_STORE (UINT32_C(1) << 0)        /* write the core to the output fd */
+#define JOB_FLAG_JOURNAL_CORE (UINT32_C(1) << 1) /* Storage=journal: the core goes into the entry */
+#define JOB_FLAGS_ALL (JOB_FLAG_STORE | JOB_FLAG_JOURNAL_CORE)
 
 typedef struct MsgJob {
         MsgHeader hdr;
         uint32_t flags;
         uint32_t compression; /* Compression */
         int32_t compress_level;
+        uint32_t uid; /* the worker becomes this user before touching the core */
+        uint32_t gid;
         uint32_t spare;
         uint64_t external_size_max; /* bytes of core to store; the rest is cut */
-        uint64_t process_size_max;  /* bytes of core to read at all */
+        uint64_t process_size_max;  /* bytes of core to process */
+        uint64_t journal_size_max;  /* Storage=journal: larger cores stay out of the entry */
 } MsgJob;
 
 /* Why a stored core is incomplete or missing. */
@@ -56,9 +71,27 @@ typedef struct MsgResult {
         uint64_t bytes_in;  /* core bytes received */
         uint64_t bytes_out; /* bytes written to the output */
         uint64_t expected;  /* core size announced by its ELF headers, 0 if unknown */
+        /* from the core's notes (untrusted; checked by the manager) */
+        uint32_t has_siginfo, has_prstatus, has_psinfo;
+        int32_t signo, code, tid;
+        uint32_t n_threads;
+        char fname[17];
+        char pad[3];
 } MsgResult;
 
-#define PROTO_FDS_MAX 2
+typedef struct MsgCommit {
+        MsgHeader hdr;
+        CoreFacts facts;
+} MsgCommit;
+
+typedef struct MsgRecorded {
+        MsgHeader hdr;
+        int32_t error; /* 0, or why there is no journal entry (negative errno) */
+        uint32_t spare;
+} MsgRecorded;
+
+enum { JOB_FD_CONN, JOB_FD_OUT, JOB_FD_RECORD, JOB_FDS };
+#define PROTO_FDS_MAX 3
 
 /* Sends one message with up to PROTO_FDS_MAX fds. */
 int proto_send(int sock, const void *msg, size_t size, const int *fds, size_t n_fds);

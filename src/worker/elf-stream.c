@@ -12,6 +12,8 @@ void elf_stream_init(ElfStream *s) {
 void elf_stream_done(ElfStream *s) {
         free(s->phdrs);
         s->phdrs = NULL;
+        free(s->notes);
+        s->notes = NULL;
 }
 
 static void invalid(ElfStream *s, const char *why) {
@@ -48,10 +50,12 @@ static void parse_ehdr(ElfStream *s) {
                 Elf64_Ehdr h;
                 memcpy(&h, e, sizeof h);
                 type = h.e_type, phoff = h.e_phoff, phentsize = h.e_phentsize, s->phnum = h.e_phnum;
+                s->machine = h.e_machine;
         } else {
                 Elf32_Ehdr h;
                 memcpy(&h, e, sizeof h);
                 type = h.e_type, phoff = h.e_phoff, phentsize = h.e_phentsize, s->phnum = h.e_phnum;
+                s->machine = h.e_machine;
         }
         if (type != ET_CORE)
                 return invalid(s, "not ET_CORE");
@@ -69,40 +73,65 @@ static void parse_ehdr(ElfStream *s) {
                 return invalid(s, "out of memory");
 }
 
-static bool segment_end(const ElfStream *s, size_t i, uint64_t *ret) {
-        uint64_t off, sz;
-
+/* Type, file offset and file size of program header i. */
+static void segment(const ElfStream *s, size_t i, uint32_t *type, uint64_t *off, uint64_t *size) {
         if (s->is64) {
                 Elf64_Phdr ph;
                 memcpy(&ph, s->phdrs + i * sizeof ph, sizeof ph);
-                off = ph.p_offset, sz = ph.p_filesz;
+                *type = ph.p_type, *off = ph.p_offset, *size = ph.p_filesz;
         } else {
                 Elf32_Phdr ph;
                 memcpy(&ph, s->phdrs + i * sizeof ph, sizeof ph);
-                off = ph.p_offset, sz = ph.p_filesz;
+                *type = ph.p_type, *off = ph.p_offset, *size = ph.p_filesz;
         }
-        if (off > UINT64_MAX - sz)
-                return false;
-        *ret = off + sz;
-        return true;
 }
 
 static void parse_phdrs(ElfStream *s) {
         uint64_t end = s->ph_end;
 
         for (size_t i = 0; i < s->phnum; i++) {
-                uint64_t e;
-                if (!segment_end(s, i, &e))
+                uint32_t type;
+                uint64_t off, size;
+
+                segment(s, i, &type, &off, &size);
+                if (off > UINT64_MAX - size)
                         return invalid(s, "segment end overflows");
-                end = MAX(end, e);
+                end = MAX(end, off + size);
+                /* Notes already streamed past (before the headers) cannot be captured. */
+                if (type == PT_NOTE && !s->notes && !s->notes_done && size > 0 && size <= CORE_NOTES_MAX &&
+                    off >= s->ph_end) {
+                        s->notes = calloc(1, size);
+                        s->note_start = off;
+                        s->note_end = off + size;
+                }
         }
         s->expected_size = end;
         s->state = ELF_STREAM_KNOWN;
-        elf_stream_done(s);
+        free(s->phdrs);
+        s->phdrs = NULL;
+        if (!s->notes)
+                s->notes_done = true;
+}
+
+static void feed_notes(ElfStream *s, const uint8_t *p, size_t n, uint64_t offset) {
+        copy_window(s->notes, s->note_start, s->note_end, p, n, offset);
+        if (offset + n < s->note_end)
+                return;
+        s->notes_ok = core_notes_parse(s->notes, s->note_end - s->note_start, s->is64, s->machine, &s->core_notes) >= 0;
+        s->notes_done = true;
+        free(s->notes);
+        s->notes = NULL;
 }
 
 void elf_stream_feed(ElfStream *s, const uint8_t *p, size_t n, uint64_t offset) {
-        if (s->state != ELF_STREAM_COLLECTING || n == 0)
+        if (n == 0)
+                return;
+        if (s->state == ELF_STREAM_KNOWN) {
+                if (s->notes)
+                        feed_notes(s, p, n, offset);
+                return;
+        }
+        if (s->state != ELF_STREAM_COLLECTING)
                 return;
 
         if (!s->phdrs) { /* still waiting for the ELF header */
@@ -117,6 +146,9 @@ void elf_stream_feed(ElfStream *s, const uint8_t *p, size_t n, uint64_t offset) 
                         return;
         }
         copy_window(s->phdrs, s->ph_start, s->ph_end, p, n, offset);
-        if (offset + n >= s->ph_end)
+        if (offset + n >= s->ph_end) {
                 parse_phdrs(s);
+                if (s->state == ELF_STREAM_KNOWN && s->notes)
+                        feed_notes(s, p, n, offset);
+        }
 }

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core-notes.h"
+
 /* At most this many program headers are read (PN_XNUM cores are "size unknown"). */
 #define ELF_PHNUM_MAX 65535U
 /* Headers further into the stream than this are not waited for. */
@@ -27,8 +29,15 @@ typedef struct ElfStream {
         uint8_t *phdrs; /* [ph_start, ph_end) of the stream, allocated once the ELF header is in */
         uint64_t ph_start, ph_end;
         bool is64;
+        uint16_t machine;
         uint16_t phnum;
         uint64_t expected_size;
+        /* the first PT_NOTE segment, captured as it passes, then parsed */
+        uint8_t *notes;
+        uint64_t note_start, note_end;
+        bool notes_done;
+        CoreNotes core_notes; /* valid if notes_done and notes_ok */
+        bool notes_ok;
 } ElfStream;
 
 void elf_stream_init(ElfStream *s);

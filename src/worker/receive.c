@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
 #include <sys/socket.h>
 
 #include "elf-stream.h"
+#include "fd-util.h"
 #include "log.h"
 #include "macro.h"
 #include "receive.h"
@@ -23,11 +25,27 @@ static CoreState final_state(const ElfStream *elf, uint64_t got, bool cut) {
         return got < elf->expected_size ? CORE_TRUNCATED_EOF : CORE_COMPLETE;
 }
 
-int core_receive(int conn, Sink *sink, int out_fd, const MsgJob *job, MsgResult *res) {
+static void copy_notes(const ElfStream *elf, MsgResult *res) {
+        const CoreNotes *n = &elf->core_notes;
+
+        if (!elf->notes_done || !elf->notes_ok)
+                return;
+        res->has_siginfo = n->has_siginfo;
+        res->signo = n->signo;
+        res->code = n->code;
+        res->has_prstatus = n->has_prstatus;
+        res->tid = n->tid;
+        res->n_threads = n->n_threads;
+        res->has_psinfo = n->has_psinfo;
+        memcpy(res->fname, n->fname, sizeof res->fname);
+}
+
+int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, MsgResult *res,
+                 bool *ret_journal_fit) {
         _cleanup_free_ uint8_t *buf = malloc(CORE_READ_CHUNK);
         uint64_t limit = read_limit(job), got = 0;
+        bool cut = false, journal_fit = journal_fd >= 0;
         ElfStream elf;
-        bool cut = false;
         int r = 0;
 
         if (!buf)
@@ -50,6 +68,9 @@ int core_receive(int conn, Sink *sink, int out_fd, const MsgJob *job, MsgResult 
                         cut = true;
                 }
                 elf_stream_feed(&elf, buf, (size_t) n, got);
+                if (journal_fit && (got + (uint64_t) n > job->journal_size_max ||
+                                    loop_write(journal_fd, buf, (size_t) n) < 0))
+                        journal_fit = false;
                 if (sink && r == 0 && (r = sink_write(sink, buf, (size_t) n)) < 0) {
                         /* Out of space or I/O error: stop taking the core, it cannot be kept. */
                         cut = true;
@@ -76,6 +97,8 @@ int core_receive(int conn, Sink *sink, int out_fd, const MsgJob *job, MsgResult 
                 .bytes_out = sink ? sink->bytes_out : 0,
                 .expected = elf.state == ELF_STREAM_KNOWN ? elf.expected_size : 0,
         };
+        copy_notes(&elf, res);
         elf_stream_done(&elf);
+        *ret_journal_fit = journal_fit;
         return 0;
 }

@@ -9,5 +9,8 @@
 
 /* Streams the core from conn into sink (NULL: read and drop) until EOF or the job's limits,
  * closes conn as soon as the kernel has nothing more to give (that releases the task), then
- * finishes and syncs the output. Fills res; returns 0 or negative errno for a local failure. */
-int core_receive(int conn, Sink *sink, int out_fd, const MsgJob *job, MsgResult *res);
+ * finishes and syncs the output. With journal_fd >= 0 the core is also copied there, up to
+ * the job's journal_size_max (*ret_journal_fit says whether all of it fit). Fills res (with
+ * what the core's notes say); returns 0 or negative errno for a local failure. */
+int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, MsgResult *res,
+                 bool *ret_journal_fit);

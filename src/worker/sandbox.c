@@ -10,8 +10,8 @@
 #include "proto.h"
 #include "sandbox.h"
 
-/* The worker holds stdin/out/err, the control socket, then the two fds of its one job,
- * plus what libc and the compressors may open. */
+/* The worker holds stdin/out/err, the control socket, the three fds of its one job, a memfd
+ * for Storage=journal and the journal socket, plus what libc may open. */
 #define WORKER_NOFILE_MAX 16
 
 static int drop_bounding_set(void) {
@@ -71,14 +71,10 @@ static int set_rlimits(void) {
 }
 
 int sandbox_enter(uid_t uid, gid_t gid) {
-        static const int keep[] = { WORKER_CONTROL_FD };
         int r;
 
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 return log_error_errno(negative_errno(), "PR_SET_DUMPABLE: %m");
-        r = close_all_fds_except(keep, ELEMENTSOF(keep));
-        if (r < 0)
-                return log_error_errno(r, "Failed to close stray fds: %m");
         r = drop_bounding_set();
         if (r < 0)
                 return log_error_errno(r, "Failed to drop the capability bounding set: %m");

@@ -1,65 +1,30 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* coredump-worker: single use. Started by coredumpd ahead of time with its control socket on
- * fd 3, it enters its sandbox, says READY, takes exactly one job (the kernel's connection and
- * the unnamed output file), streams and compresses that core, reports, and exits. */
-#include <getopt.h>
+ * fd 3, it says READY and waits for exactly one job (the kernel's connection, the unnamed
+ * output file, the crash record). It then drops to the user the job names before touching any
+ * of it, streams and compresses that core, reports what the core's notes say, waits for the
+ * manager to link the file, writes the journal entry, and exits. */
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 
 #include "fd-util.h"
+#include "journal.h"
 #include "log.h"
 #include "macro.h"
-#include "parse-util.h"
 #include "proto.h"
 #include "receive.h"
+#include "record-fields.h"
 #include "sandbox.h"
 #include "sink.h"
 
-enum { JOB_FD_CONN, JOB_FD_OUT, JOB_FDS };
+static const char journal_core_prefix[] = "COREDUMP=";
 
-static int parse_id(const char *s, unsigned *ret) {
-        uint64_t v;
-        int r = parse_uint64(s, &v);
-
-        if (r < 0)
-                return r;
-        if (v >= UINT32_MAX)
-                return -ERANGE;
-        *ret = (unsigned) v;
-        return 0;
-}
-
-static int parse_args(int argc, char **argv, uid_t *uid, gid_t *gid) {
-        static const struct option opts[] = {
-                { "uid", required_argument, NULL, 'u' },
-                { "gid", required_argument, NULL, 'g' },
-                {},
-        };
-        unsigned u = UID_INVALID, g = GID_INVALID;
-        int c;
-
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0)
-                switch (c) {
-                case 'u':
-                        if (parse_id(optarg, &u) < 0)
-                                return log_error_errno(-EINVAL, "Invalid --uid '%s'", optarg);
-                        break;
-                case 'g':
-                        if (parse_id(optarg, &g) < 0)
-                                return log_error_errno(-EINVAL, "Invalid --gid '%s'", optarg);
-                        break;
-                default:
-                        return -EINVAL;
-                }
-        if (u == UID_INVALID || g == GID_INVALID || optind != argc)
-                return log_error_errno(-EINVAL, "Usage: coredump-worker --uid UID --gid GID (started by coredumpd)");
-        *uid = u;
-        *gid = g;
-        return 0;
-}
-
-static int wait_job(MsgJob *job, int fds[JOB_FDS]) {
+/* Waits for one message of `type` from the manager. */
+static int wait_msg(uint32_t type, void *msg, size_t size, int *fds, size_t n_fds) {
         struct pollfd p = { .fd = WORKER_CONTROL_FD, .events = POLLIN };
         int r;
 
@@ -69,71 +34,160 @@ static int wait_job(MsgJob *job, int fds[JOB_FDS]) {
                                 continue;
                         return negative_errno();
                 }
-                r = proto_recv(WORKER_CONTROL_FD, MSG_JOB, job, sizeof *job, fds, JOB_FDS);
+                r = proto_recv(WORKER_CONTROL_FD, type, msg, size, fds, n_fds);
                 if (r != -EAGAIN)
                         return r;
         }
 }
 
 static int job_valid(const MsgJob *job) {
-        if (job->compression > COMPRESSION_LZ4 || (job->flags & ~JOB_FLAG_STORE) || job->spare != 0)
+        if (job->compression > COMPRESSION_LZ4 || (job->flags & ~JOB_FLAGS_ALL) || job->spare != 0 ||
+            job->uid == 0 || job->uid == UID_INVALID || job->gid == GID_INVALID)
                 return -EBADMSG;
         return 0;
 }
 
-static int run_job(const MsgJob *job, int conn, int out) {
-        _cleanup_(sink_freep) Sink *sink = NULL;
-        MsgResult res;
+/* The record the manager sealed into a memfd, copied into memory we own. */
+static int load_record(int fd, Record *ret) {
+        struct stat st;
+        RecordField f;
+        size_t pos = 0;
+        ssize_t n;
         int r;
 
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (st.st_size < 0 || (uint64_t) st.st_size > RECORD_MAX)
+                return -EBADMSG;
+        *ret = (Record) { .buf = malloc((size_t) st.st_size + 1), .cap = (size_t) st.st_size + 1 };
+        if (!ret->buf)
+                return -ENOMEM;
+        n = pread(fd, ret->buf, (size_t) st.st_size, 0);
+        if (n != st.st_size)
+                return n < 0 ? negative_errno() : -EIO;
+        ret->len = (size_t) n;
+        while ((r = record_next(ret->buf, ret->len, &pos, &f)) > 0)
+                ;
+        return r; /* 0 if well-formed to the end */
+}
+
+static int open_journal_core(const MsgJob *job) {
+        int fd;
+
+        if (!(job->flags & JOB_FLAG_JOURNAL_CORE))
+                return -EBADF;
+        fd = memfd_create("coredump-journal", MFD_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (loop_write(fd, journal_core_prefix, sizeof journal_core_prefix - 1) < 0)
+                return safe_close(fd);
+        return fd;
+}
+
+static int write_entry(Record *rec, const CoreFacts *facts, int journal_fd, bool journal_fit) {
+        void *core = NULL;
+        size_t core_len = 0;
+        struct stat st;
+        int r;
+
+        r = record_finalize(rec, facts);
+        if (r < 0)
+                return r;
+        if (journal_fd >= 0 && journal_fit && fstat(journal_fd, &st) == 0 && st.st_size > 0) {
+                core_len = (size_t) st.st_size;
+                core = mmap(NULL, core_len, PROT_READ, MAP_PRIVATE, journal_fd, 0);
+                if (core == MAP_FAILED)
+                        return negative_errno();
+        }
+        r = journal_send_record(rec->buf, rec->len, core, core_len);
+        if (core)
+                munmap(core, core_len);
+        return r;
+}
+
+static int run_job(const MsgJob *job, int fds[JOB_FDS]) {
+        _cleanup_(sink_freep) Sink *sink = NULL;
+        _cleanup_close_ int journal_fd = -EBADF;
+        MsgRecorded recorded = { .hdr = { PROTO_MAGIC, MSG_RECORDED } };
+        _cleanup_(record_free) Record rec = {};
+        MsgResult res;
+        MsgCommit commit;
+        bool journal_fit = false;
+        int r;
+
+        r = load_record(fds[JOB_FD_RECORD], &rec);
+        if (r < 0)
+                return log_error_errno(r, "Invalid crash record from the manager: %m");
         /* The manager accepted it non-blocking; this process only ever waits on it. */
-        r = fd_set_nonblock(conn, false);
+        r = fd_set_nonblock(fds[JOB_FD_CONN], false);
         if (r < 0)
                 return log_error_errno(r, "Failed to make the connection blocking: %m");
         if (job->flags & JOB_FLAG_STORE) {
-                r = sink_new((Compression) job->compression, job->compress_level, out, &sink);
+                r = sink_new((Compression) job->compression, job->compress_level, fds[JOB_FD_OUT], &sink);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set up %s compression: %m",
                                                compression_to_string((Compression) job->compression));
         }
-        r = core_receive(conn, sink, out, job, &res);
+        journal_fd = open_journal_core(job);
+        r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, &res, &journal_fit);
+        fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive */
         if (r < 0)
                 return log_error_errno(r, "Failed to receive the core: %m");
         r = proto_send(WORKER_CONTROL_FD, &res, sizeof res, NULL, 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to report to the manager: %m");
-        return 0;
+
+        r = wait_msg(MSG_COMMIT, &commit, sizeof commit, NULL, 0);
+        if (r < 0)
+                return log_error_errno(r, "No commit from the manager: %m");
+        commit.facts.filename[sizeof commit.facts.filename - 1] = 0;
+        commit.facts.thread_name[sizeof commit.facts.thread_name - 1] = 0;
+        commit.facts.comm[sizeof commit.facts.comm - 1] = 0;
+        recorded.error = write_entry(&rec, &commit.facts, journal_fd, journal_fit);
+        return proto_send(WORKER_CONTROL_FD, &recorded, sizeof recorded, NULL, 0);
+}
+
+static void close_fds(int fds[JOB_FDS]) {
+        for (size_t i = 0; i < JOB_FDS; i++)
+                fds[i] = safe_close(fds[i]);
 }
 
 int main(int argc, char **argv) {
+        static const int keep[] = { WORKER_CONTROL_FD };
         MsgReady ready = { .hdr = { PROTO_MAGIC, MSG_READY } };
-        int fds[JOB_FDS] = { -EBADF, -EBADF };
+        int fds[JOB_FDS] = { -EBADF, -EBADF, -EBADF };
         MsgJob job;
-        uid_t uid = UID_INVALID;
-        gid_t gid = GID_INVALID;
         int r;
 
         /* First thing: a crash in here must never be dumped into the daemon. */
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         log_setup("coredump-worker");
-
-        if (parse_args(argc, argv, &uid, &gid) < 0)
+        if (argc != 1) {
+                log_error("coredump-worker takes no arguments; coredumpd starts it");
                 return 2;
-        if (sandbox_enter(uid, gid) < 0)
-                return 3;
+        }
+        r = close_all_fds_except(keep, ELEMENTSOF(keep));
+        if (r < 0)
+                return log_error_errno(r, "Failed to close stray fds: %m"), 3;
 
         ready.pid = (uint32_t) getpid();
         r = proto_send(WORKER_CONTROL_FD, &ready, sizeof ready, NULL, 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to announce readiness: %m"), 1;
 
-        r = wait_job(&job, fds);
+        r = wait_msg(MSG_JOB, &job, sizeof job, fds, JOB_FDS);
         if (r == -ECONNRESET)
                 return 0; /* the manager let us go without a job */
-        if (r < 0 || job_valid(&job) < 0)
+        if (r < 0 || job_valid(&job) < 0) {
+                close_fds(fds);
                 return log_error_errno(r < 0 ? r : -EBADMSG, "Invalid job from the manager: %m"), 1;
-
-        r = run_job(&job, fds[JOB_FD_CONN], fds[JOB_FD_OUT]);
-        safe_close(fds[JOB_FD_OUT]);
+        }
+        /* Nothing of the crash is read before this. */
+        if (sandbox_enter(job.uid, job.gid) < 0) {
+                close_fds(fds);
+                return 3;
+        }
+        r = run_job(&job, fds);
+        close_fds(fds);
         return r < 0 ? 1 : 0;
 }

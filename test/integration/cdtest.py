@@ -24,7 +24,7 @@ CORE_PATTERN = "/proc/sys/kernel/core_pattern"
 SUID_DUMPABLE = "/proc/sys/fs/suid_dumpable"
 TEST_USER = "cdstest"
 
-BUILD = os.environ.get("CDS_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+BUILD = os.path.realpath(os.environ.get("CDS_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build")))
 COREDUMPD = os.path.join(BUILD, "src", "coredumpd")
 CRASHER = os.path.join(BUILD, "test", "crasher")
 
@@ -162,9 +162,13 @@ class Env:
         with open(self.conf, "w") as f:
             f.write("[Coredump]\n" + "".join(f"{k}={v}\n" for k, v in keys.items()))
 
-    def start(self, extra=(), listen_fd=None, wait_ready=True):
+    def start(self, extra=(), listen_fd=None, wait_ready=True, journal=None):
         log = os.path.join(self.base, f"daemon{len(self.daemons)}.log")
         args = [COREDUMPD, f"--socket={self.sock}", f"--config={self.conf}", f"--config-dir={self.confdir}", *extra]
+        if journal:
+            # core_pattern can only be written from the initial mount namespace: the test does it
+            write_file(CORE_PATTERN, "@@" + self.sock)
+            args = ["nsenter", f"--mount={journal.ns}", *args, "--no-register"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("LISTEN_")}
         kw = {}
         if listen_fd is not None:
@@ -197,6 +201,93 @@ class Env:
         os.makedirs(path, exist_ok=True)
         subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", path], check=True)
         _restore.append((lambda: subprocess.run(["umount", "-l", path]), f"tmpfs {path}"))
+
+
+JOURNALD = "/lib/systemd/systemd-journald"
+MACHINE_ID = "/etc/machine-id"
+
+
+class Journal:
+    """A real systemd-journald in a private mount namespace, with test directories mounted over
+    /run/systemd and /var/log/journal (persistent, so per-user files get their ACLs) and a
+    tmpfs over /run/log."""
+
+    def __init__(self, env):
+        if not os.access(JOURNALD, os.X_OK):
+            skip(f"{JOURNALD} missing (package systemd)")
+        dirs = {d: os.path.join(env.base, d) for d in ("jrun", "jlog")}
+        for d in dirs.values():
+            os.makedirs(d, mode=0o755)
+        self.log = os.path.join(env.base, "journald.log")
+        # /run/log must be a tmpfs: journald only deletes a runtime journal from one after the flush
+        cmd = (f"mount --bind {dirs['jrun']} /run/systemd && mount -t tmpfs -o mode=0755 tmpfs /run/log && "
+               f"mount --bind {dirs['jlog']} /var/log/journal && exec {JOURNALD}")
+        with open(self.log, "w") as lf:
+            self.proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", cmd],
+                                         stdout=lf, stderr=subprocess.STDOUT)
+        _restore.append((self.stop, f"journald {self.proc.pid}"))
+        self.ns = f"/proc/{self.proc.pid}/ns/mnt"
+        self.dir = os.path.join(dirs["jlog"], read_file(MACHINE_ID))
+        self._wait(os.path.join(dirs["jrun"], "journal", "socket"))
+        os.kill(self.proc.pid, signal.SIGUSR1)  # write to the persistent directory from now on
+        self._wait(os.path.join(self.dir, "system.journal"))
+
+    def _wait(self, path, timeout=10):
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(path):
+            check(time.monotonic() < deadline and self.proc.poll() is None, f"journald did not create {path}")
+            time.sleep(0.05)
+
+    def sync(self):
+        subprocess.run(["nsenter", f"--mount={self.ns}", "journalctl", "--sync"], check=True, timeout=30)
+
+    def entries(self, *matches):
+        """Entries as dicts of bytes values (binary-safe), via journalctl -o export."""
+        self.sync()
+        out = subprocess.run(["journalctl", "-D", self.dir, "-o", "export", "--no-pager", *matches],
+                             capture_output=True, timeout=60).stdout
+        return parse_export(out)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def parse_export(data):
+    """Journal export format → list of {name: bytes}."""
+    entries, cur, i = [], {}, 0
+    while i < len(data):
+        nl = data.index(b"\n", i)
+        line = data[i:nl]
+        if line == b"":
+            if cur:
+                entries.append(cur)
+            cur, i = {}, nl + 1
+            continue
+        if b"=" in line:
+            k, v = line.split(b"=", 1)
+            cur[k.decode()] = v
+            i = nl + 1
+        else:
+            size = struct.unpack_from("<Q", data, nl + 1)[0]
+            cur[line.decode()] = data[nl + 9:nl + 9 + size]
+            i = nl + 9 + size + 1
+    if cur:
+        entries.append(cur)
+    return entries
+
+
+def systemd_coredumpctl():
+    """systemd's own coredumpctl, unpacked from Debian's systemd-coredump (see tools/)."""
+    path = os.environ.get("SYSTEMD_COREDUMPCTL") or os.path.join(BUILD, "systemd-coredump", "usr", "bin", "coredumpctl")
+    if not os.access(path, os.X_OK):
+        skip(f"systemd's coredumpctl not found at {path} (tools/run-tests.sh unpacks it)")
+    return path
 
 
 def crash(mode="segv", *args, user=None, exe=CRASHER, env=None, timeout=120):

@@ -91,7 +91,7 @@ def case_reject():
     pid, status = crash_status("segv")
     check(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSEGV, f"status {status:#x}")
     check(not os.WCOREDUMP(status), "rejected dump still reported as dumped")
-    d.wait_log(rf"Crash of PID {pid}: not taking the core")
+    d.wait_log(rf"Crash of PID {pid} \(crasher, uid 0\): no core \(Storage=none and ProcessSizeMax=0")
     check(env.cores() == [], "a rejected core was stored")
     d.stop()
 

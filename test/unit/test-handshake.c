@@ -75,6 +75,12 @@ static void test_verify(void) {
         CHECK_EQ(verify_info(&i, 42, 7, &why), 0);
         CHECK_EQ(verify_info(&i, 42, 8, &why), -EPERM);
         i.has_cookie = false;
+        /* reaped while dumping: no PID to compare, the COREDUMPED mark still proves it */
+        i.mask = PIDFD_INFO_EXIT | PIDFD_INFO_COREDUMP;
+        i.pid = 0;
+        CHECK_EQ(verify_info(&i, 42, 0, &why), 0);
+        i.mask = PIDFD_INFO_PID | PIDFD_INFO_CREDS | PIDFD_INFO_COREDUMP;
+        i.pid = 42;
         i.coredump_mask = PIDFD_COREDUMP_USER; /* not COREDUMPED: an ordinary process */
         CHECK_EQ(verify_info(&i, 42, 0, &why), -EPERM);
         CHECK_STREQ(why, "peer is not a task being dumped");

@@ -63,6 +63,14 @@ int main(void) {
         CHECK_EQ(pidfd_info_parse(&r, 72, &i), 0);
         CHECK(!i.has_cookie);
 
+        /* a reaped task (killed while dumping): only EXIT and COREDUMP are left */
+        r = (struct pidfd_info_raw) { .mask = PIDFD_INFO_CGROUPID | PIDFD_INFO_EXIT | PIDFD_INFO_COREDUMP,
+                                      .exit_code = 9, .coredump_mask = PIDFD_COREDUMPED | PIDFD_COREDUMP_USER };
+        CHECK_EQ(pidfd_info_parse(&r, sizeof r, &i), 0);
+        CHECK_EQ(i.pid, 0);
+        CHECK_EQ(i.exit_code, 9);
+        CHECK_EQ(i.coredump_mask, PIDFD_COREDUMPED | PIDFD_COREDUMP_USER);
+
         /* malformed */
         r = base(0);
         CHECK_EQ(pidfd_info_parse(&r, 63, &i), -EBADMSG);

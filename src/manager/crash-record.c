@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "crash-record.h"
+#include "crash.h"
+#include "fd-util.h"
+#include "manager.h"
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+int crash_record_base(Crash *c, Record *ret) {
+        const PidfdInfo *i = &c->info;
+        const CrashMeta *m = &c->meta;
+        Record r = {};
+        int e = 0;
+
+        e = e ?: record_addf(&r, "COREDUMP_PID", "%d", (int) i->pid);
+        e = e ?: record_addf(&r, "COREDUMP_UID", "%u", (unsigned) i->ruid);
+        e = e ?: record_addf(&r, "COREDUMP_GID", "%u", (unsigned) i->rgid);
+        e = e ?: record_addf(&r, "COREDUMP_TIMESTAMP", "%llu", (unsigned long long) c->timestamp_usec);
+        e = e ?: record_add_str(&r, "COREDUMP_HOSTNAME", c->manager->hostname);
+        e = e ?: record_add_str(&r, "COREDUMP_BY_PIDFD", "1");
+        /* what the kernel's dumpable mode was: 1 (user) or 2 (suidsafe, root-only core) */
+        e = e ?: record_add_str(&r, "COREDUMP_DUMPABLE", (i->coredump_mask & PIDFD_COREDUMP_ROOT) ? "2" : "1");
+        if (i->mask & PIDFD_INFO_COREDUMP_SIGNAL)
+                e = e ?: record_addf(&r, "COREDUMP_SIGNAL", "%u", i->coredump_signal);
+        if (i->mask & PIDFD_INFO_COREDUMP_CODE)
+                e = e ?: record_addf(&r, "COREDUMP_CODE", "%d", (int) i->coredump_code);
+        if (m->proc_valid && m->rlimit_valid)
+                e = e ?: record_addf(&r, "COREDUMP_RLIMIT", "%llu", (unsigned long long) m->rlimit_core);
+        if (m->proc_valid && m->fields.len > 0 && r.len + m->fields.len <= RECORD_MAX) {
+                uint8_t *n = realloc(r.buf, r.len + m->fields.len);
+                if (!n)
+                        e = e ?: -ENOMEM;
+                else {
+                        memcpy(n + r.len, m->fields.buf, m->fields.len);
+                        r.buf = n;
+                        r.len += m->fields.len;
+                        r.cap = r.len;
+                        r.overflow |= m->fields.overflow;
+                }
+        }
+        if (!m->proc_valid)
+                e = e ?: record_add_str(&r, "COREDUMP_PROC_MISSING", "1");
+        if (e < 0) {
+                record_free(&r);
+                return e;
+        }
+        *ret = r;
+        return 0;
+}
+
+int crash_record_memfd(const Record *r) {
+        _cleanup_close_ int fd = memfd_create("coredump-record", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        int e;
+
+        if (fd < 0)
+                return negative_errno();
+        e = loop_write(fd, r->buf, r->len);
+        if (e < 0)
+                return e;
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+void crash_facts(Crash *c, const MsgResult *res, const char *filename, CoreFacts *ret) {
+        char name[THREAD_NAME_MAX];
+
+        *ret = (CoreFacts) {
+                .truncated = res->state == CORE_TRUNCATED_LIMIT || res->state == CORE_TRUNCATED_EOF,
+        };
+        /* The worker parsed hostile bytes: take only values that make sense. */
+        if (res->has_siginfo && res->signo > 0 && res->signo < NSIG) {
+                ret->has_signal = true;
+                ret->signal = res->signo;
+                ret->has_code = true;
+                ret->code = res->code;
+        }
+        if (res->has_prstatus && res->tid > 0) {
+                ret->has_tid = true;
+                ret->tid = res->tid;
+                ret->n_threads = res->n_threads;
+                if (c->meta.proc_valid && meta_thread_name(&c->meta, res->tid, name, sizeof name))
+                        snprintf(ret->thread_name, sizeof ret->thread_name, "%s", name);
+        }
+        if (res->has_psinfo) {
+                memcpy(ret->comm, res->fname, sizeof ret->comm - 1);
+                ret->comm[sizeof ret->comm - 1] = 0;
+                string_sanitize(ret->comm);
+        }
+        if (filename)
+                snprintf(ret->filename, sizeof ret->filename, "%s", filename);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The last fields of a crash record, added by the same code on both sides of the boundary:
+ * the worker for the journal entry, the manager for the record kept beside the core. */
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record.h"
+
+#define SD_MESSAGE_COREDUMP_STR "fc2e22bc6ee647b6b90729ab34a250b1"
+#define THREAD_NAME_MAX 64
+
+/* What the core told (checked by the manager) and what the manager did with it. Fixed size:
+ * travels in the COMMIT message. */
+typedef struct CoreFacts {
+        uint32_t has_signal, has_code, has_tid, truncated;
+        int32_t signal;
+        int32_t code;
+        int32_t tid;
+        uint32_t n_threads;
+        char comm[17];                       /* NT_PRPSINFO pr_fname, printable */
+        char thread_name[THREAD_NAME_MAX];   /* from /proc at crash time */
+        char filename[PATH_MAX];             /* "" if not stored */
+} CoreFacts;
+
+/* Appends the final fields (signal and its name, code, TID, thread name, file name,
+ * truncation, MESSAGE_ID, PRIORITY, MESSAGE) to r, whose base fields came from the manager. */
+int record_finalize(Record *r, const CoreFacts *f);
+/* "SIGSEGV" etc., or NULL. */
+const char *signal_name(int sig, char *buf, size_t size);
+/* Keeps only printable ASCII of a string that came from a core (in place). */
+void string_sanitize(char *s);

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Most fields one entry may have (a record of RECORD_MAX has far fewer). */
+#define JOURNAL_FIELDS_MAX 256U
+
+/* Sends one journal entry made of the record's fields ("_CDS_" ones are internal and left out)
+ * plus, if core_field is not NULL, the prepared "COREDUMP=<core>" of core_len bytes. */
+int journal_send_record(const uint8_t *rec, size_t len, const void *core_field, size_t core_len);
