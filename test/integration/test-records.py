@@ -10,8 +10,8 @@ import socket
 import subprocess
 import time
 
-from cdtest import (CRASHER, Env, Journal, check, crash, decompress, parse_export, run_cases, systemd_coredumpctl,
-                    test_user)
+from cdtest import (CORE_PATTERN, CRASHER, SUID_DUMPABLE, Env, Journal, check, crash, decompress, parse_export,
+                    run_cases, save_sysctl, systemd_coredumpctl, test_user, write_file)
 
 MESSAGE_ID = b"fc2e22bc6ee647b6b90729ab34a250b1"
 
@@ -61,14 +61,23 @@ def user_exe(env):
 
 
 def case_journal_entries():
+    """The spine's crash set, each read back from journald: exactly one entry, every field."""
     user = test_user()
+    save_sysctl(SUID_DUMPABLE)
     env = Env()
+    write_file(SUID_DUMPABLE, "2")
     j = Journal(env)
     d = env.start(journal=j)
     exe = user_exe(env)
-    for n, (mode, sig, name, who) in enumerate((("segv", 11, "SIGSEGV", None), ("abort", 6, "SIGABRT", None),
-                                                ("bus", 7, "SIGBUS", None), ("segv", 11, "SIGSEGV", user))):
-        pid, rc, t0, t1 = run_crash(mode, user=who, exe=exe)
+    suid = os.path.join(env.base, "suid-crasher")
+    shutil.copy(CRASHER, suid)
+    os.chmod(suid, 0o4755)
+    crashes = (("segv", (), 11, "SIGSEGV", None, exe), ("abort", (), 6, "SIGABRT", None, exe),
+               ("bus", (), 7, "SIGBUS", None, exe), ("threads", (64,), 11, "SIGSEGV", None, exe),
+               ("mem", (200,), 11, "SIGSEGV", None, exe), ("segv", (), 11, "SIGSEGV", user, exe),
+               ("segv", (), 11, "SIGSEGV", user, suid))
+    for n, (mode, args, sig, name, who, path_exe) in enumerate(crashes):
+        pid, rc, t0, t1 = run_crash(mode, *args, user=who, exe=path_exe)
         check(rc == -sig, f"{mode}: crasher ended with {rc}")
         path = [c for c in env.wait_cores(n + 1) if f".{pid}." in c]
         check(len(path) == 1, f"no stored core for {pid}")
@@ -76,12 +85,16 @@ def case_journal_entries():
         time.sleep(0.2)
         e = only_entry(j, pid)
         uid = who.pw_uid if who else 0
-        check_entry(e, pid, uid, sig, name, exe, f"{exe} {mode}", t0, t1, path[0])
-        if who:  # a plain user's crash: their entry (systemd-coredump does the same)
+        cmdline = " ".join([path_exe, mode, *map(str, args)])
+        check_entry(e, pid, uid, sig, name, path_exe, cmdline, t0, t1, path[0])
+        plain_user = who is not None and path_exe != suid
+        if plain_user:  # a plain user's crash: their entry (systemd-coredump does the same)
             check(e.get("_UID") == str(uid).encode(), f"_UID={e.get('_UID')}, expected {uid}: the user must own it")
-        else:  # root's crash: written by the unprivileged worker user, never as root
-            check(e.get("_UID") not in (b"0", None), f"_UID={e.get('_UID')} for a root crash")
-        check(e.get("COREDUMP_THREAD_NAME") == b"crasher", f"COREDUMP_THREAD_NAME {e.get('COREDUMP_THREAD_NAME')}")
+        else:  # root's or a setuid crash: written by the unprivileged worker user, never as root or the user
+            check(e.get("_UID") not in (b"0", str(uid).encode(), None), f"_UID={e.get('_UID')} for {mode} {path_exe}")
+        check(e.get("COREDUMP_DUMPABLE") == (b"2" if path_exe == suid else b"1"), "COREDUMP_DUMPABLE")
+        check(e.get("COREDUMP_THREAD_NAME") == os.path.basename(path_exe)[:15].encode(),
+              f"COREDUMP_THREAD_NAME {e.get('COREDUMP_THREAD_NAME')}")
     d.stop()
 
 
@@ -198,7 +211,6 @@ def case_pid_reuse():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(env.sock)
     s.listen(16)
-    from cdtest import write_file, CORE_PATTERN
     write_file(CORE_PATTERN, "@@" + env.sock)
     victim = subprocess.Popen([CRASHER, "segv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)  # now waiting in the kernel for our ack (nobody accepts yet)
