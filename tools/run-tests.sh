@@ -13,15 +13,20 @@ getent passwd cdstest >/dev/null || useradd --no-create-home --home-dir / --shel
 
 # systemd's own coredumpctl, to check compatibility against: only the binary, because the
 # package's postinst rewrites core_pattern, core_pipe_limit and suid_dumpable machine-wide.
-fetch_systemd_coredumpctl() {
-        dir=$1/systemd-coredump
-        [ -x "$dir/usr/bin/coredumpctl" ] && return 0
-        tmp=$(mktemp -d)
-        (cd "$tmp" && apt-get download -qq systemd-coredump >/dev/null 2>&1) ||
-                { apt-get update -qq && (cd "$tmp" && apt-get download -qq systemd-coredump >/dev/null); }
-        mkdir -p "$dir"
-        dpkg -x "$tmp"/systemd-coredump_*.deb "$dir"
-        rm -rf "$tmp"
+fetch_systemd_coredumpctl() { # (sh has no local variables: names here are unique)
+        sdc_dir=$1/systemd-coredump
+        [ -x "$sdc_dir/usr/bin/coredumpctl" ] && return 0
+        sdc_tmp=$(mktemp -d)
+        (cd "$sdc_tmp" && apt-get download -qq systemd-coredump >/dev/null 2>&1) ||
+                { apt-get update -qq && (cd "$sdc_tmp" && apt-get download -qq systemd-coredump >/dev/null); }
+        mkdir -p "$sdc_dir"
+        dpkg -x "$sdc_tmp"/systemd-coredump_*.deb "$sdc_dir"
+        rm -rf "$sdc_tmp"
+}
+
+count() { # the number meson printed after "$1:" in log $2, or 0
+        n=$(sed -n "s/^$1: *\([0-9]*\).*/\1/p" "$2" | tail -n1)
+        echo "${n:-0}"
 }
 
 saved_pattern=$(cat /proc/sys/kernel/core_pattern)
@@ -47,10 +52,9 @@ run_suite() { # build-dir meson-setup-args...
         log=$(mktemp)
         rc=0
         meson test -C "$dir" --print-errorlogs 2>&1 | tee "$log" || rc=1
-        passed=$((passed + $(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
-        failed=$((failed + $(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
-        failed=$((failed + $(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
-        skipped=$((skipped + $(sed -n 's/^Skipped: *\([0-9]*\).*/\1/p' "$log" | tail -n1)))
+        passed=$((passed + $(count Ok "$log")))
+        failed=$((failed + $(count Fail "$log") + $(count Timeout "$log")))
+        skipped=$((skipped + $(count Skipped "$log")))
         rm -f "$log"
         [ $rc = 0 ] || failed=$((failed > 0 ? failed : 1))
 }

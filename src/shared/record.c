@@ -103,7 +103,8 @@ int record_next(const uint8_t *buf, size_t len, size_t *pos, RecordField *ret) {
                 return -EBADMSG;
         memcpy(&le, buf + p + nl + 1, 8);
         vlen = le64toh(le);
-        if (vlen > len - p - nl - 9 - 1 || buf[p + nl + 9 + vlen] != '\n')
+        /* the value and its closing newline must fit in what is left */
+        if (vlen >= len - p - nl - 9 || buf[p + nl + 9 + vlen] != '\n')
                 return -EBADMSG;
         *ret = (RecordField) {
                 .name = (const char *) buf + p,
