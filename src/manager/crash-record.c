@@ -48,6 +48,9 @@ int crash_record_base(Crash *c, Record *ret) {
         }
         if (!m->proc_valid)
                 e = e ?: record_add_str(&r, "COREDUMP_PROC_MISSING", "1");
+        /* a field was cut to its bound: say so in the record itself, both sides read it */
+        if (r.overflow)
+                e = e ?: record_add_str(&r, "COREDUMP_RECORD_TRUNCATED", "1");
         if (e < 0) {
                 record_free(&r);
                 return e;

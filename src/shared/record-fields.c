@@ -59,8 +59,6 @@ int record_finalize(Record *r, const CoreFacts *f) {
                 ret = ret ?: record_add_str(r, "COREDUMP_FILENAME", f->filename);
         if (f->truncated)
                 ret = ret ?: record_add_str(r, "COREDUMP_TRUNCATED", "1");
-        if (r->overflow)
-                ret = ret ?: record_add_str(r, "COREDUMP_RECORD_TRUNCATED", "1");
 
         ret = ret ?: record_add_str(r, "SYSLOG_IDENTIFIER", "coredump-socket");
         ret = ret ?: record_add_str(r, "MESSAGE_ID", SD_MESSAGE_COREDUMP_STR);

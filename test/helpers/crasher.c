@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Test helper: crashes in the way asked for.
- *   crasher segv | abort | bus | threads N | mem MIB [random] | ticks
+ *   crasher segv | abort | bus | threads N | mem MIB [random] | fds N
  * With CRASHER_SYNC=1 it prints "ready" once set up and crashes when a byte arrives on stdin,
  * so a harness can time the crash precisely. */
 #include <pthread.h>
@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 static void *idle_thread(void *arg) {
         for (;;)
@@ -50,6 +53,25 @@ static void fill_memory(long mib, int random) {
         __asm__ volatile("" : : "r"(p) : "memory");
 }
 
+/* As many as asked, or as the hard limit allows where raising it is not permitted. */
+static void open_fds(long n) {
+        struct rlimit rl = { (rlim_t) n + 64, (rlim_t) n + 64 };
+
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        exit(1);
+                rl.rlim_cur = rl.rlim_max;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        exit(1);
+                n = MIN(n, (long) rl.rlim_max - 64);
+        }
+        for (long i = 0; i < n; i++)
+                if (dup(STDIN_FILENO) < 0) {
+                        perror("dup");
+                        exit(1);
+                }
+}
+
 static void wait_for_go(void) {
         char c;
 
@@ -67,6 +89,8 @@ int main(int argc, char **argv) {
 
         if (strcmp(mode, "threads") == 0)
                 start_threads(arg > 0 ? arg : 64);
+        else if (strcmp(mode, "fds") == 0)
+                open_fds(arg);
         else if (strcmp(mode, "mem") == 0)
                 fill_memory(arg > 0 ? arg : 200, argc > 3 && strcmp(argv[3], "random") == 0);
 

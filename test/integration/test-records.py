@@ -203,6 +203,27 @@ def case_storage_none():
     d.stop()
 
 
+def case_bounded():
+    """100 000 open fds and a 1 MiB environment cannot blow up the record or the entry."""
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    big = {f"CDS_BIG_{i}": "x" * 100_000 for i in range(10)}
+    pid, rc = crash("fds", 100_000, env=dict(os.environ, **big))
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    d.wait_log(rf"Crash of PID {pid} \(crasher, uid 0\): core complete")
+    time.sleep(0.5)
+    e = only_entry(j, pid)
+    check(len(e["COREDUMP_ENVIRON"]) <= 128 << 10, f"COREDUMP_ENVIRON has {len(e['COREDUMP_ENVIRON'])} bytes")
+    fds = e["COREDUMP_OPEN_FDS"].decode()
+    check(fds.count("\n\n") <= 1024 and len(fds) <= 256 << 10, f"COREDUMP_OPEN_FDS: {fds.count(chr(10) * 2)} fds")
+    check(e.get("COREDUMP_RECORD_TRUNCATED") == b"1", "the cut record does not say so")
+    check(sum(len(v) for v in e.values()) < 8 << 20, "entry larger than the record bound")
+    recs = [r for r in read_records(env) if r.get("COREDUMP_PID") == str(pid).encode()]
+    check(len(recs) == 1 and recs[0].get("COREDUMP_RECORD_TRUNCATED") == b"1", "record beside the core")
+    d.stop()
+
+
 def case_pid_reuse():
     """CVE-2025-4598's attack: the crashing process is SIGKILLed while the kernel holds it for
     the dump, reaped, and its PID handed to another process before the collector looks at
