@@ -1,18 +1,145 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The worker's sandbox: see sandbox.h for the order of the steps and why. */
+#include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/capability.h>
+#include <sys/fsuid.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
-#include "proto.h"
 #include "sandbox.h"
 
 /* The worker holds stdin/out/err, the control socket, the three fds of its one job, a memfd
  * for Storage=journal and the journal socket, plus what libc may open. */
 #define WORKER_NOFILE_MAX 16
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+/* The new root is a tmpfs this small: it holds one directory chain and one socket. */
+#define EMPTY_ROOT_OPTIONS "size=64k,nr_inodes=16,mode=0755"
+#define EMPTY_ROOT_MOUNTPOINT "/tmp"
+
+static int write_file_once(const char *path, const char *text) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return negative_errno();
+        return loop_write(fd, text, strlen(text));
+}
+
+/* Writes the id maps of process pid: one id each, the target, the same number inside and out,
+ * so what the journal sees (SCM_CREDENTIALS) is the real user. */
+static int write_id_maps(pid_t pid, uid_t uid, gid_t gid) {
+        char path[64], map[64];
+        int r;
+
+        snprintf(map, sizeof map, "%u %u 1\n", (unsigned) uid, (unsigned) uid);
+        snprintf(path, sizeof path, "/proc/%d/uid_map", (int) pid);
+        r = write_file_once(path, map);
+        if (r < 0)
+                return r;
+        snprintf(map, sizeof map, "%u %u 1\n", (unsigned) gid, (unsigned) gid);
+        snprintf(path, sizeof path, "/proc/%d/gid_map", (int) pid);
+        return write_file_once(path, map);
+}
+
+/* Mapping another user needs CAP_SETUID in the parent namespace, which a process loses for
+ * itself by entering the new one: a helper child left behind in the parent writes the maps.
+ * Returns -EOPNOTSUPP if the kernel refuses the namespaces (the caller may go on without),
+ * any other error if they were made but could not be set up (the caller must stop). */
+static int enter_namespaces(uid_t uid, gid_t gid) {
+        int p[2], status, r;
+        pid_t child;
+        char go;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+        child = fork();
+        if (child < 0) {
+                r = negative_errno();
+                safe_close(p[0]);
+                safe_close(p[1]);
+                return r;
+        }
+        if (child == 0) {
+                safe_close(p[1]);
+                if (read(p[0], &go, 1) != 1 || go != 'y')
+                        _exit(0);
+                _exit(write_id_maps(getppid(), uid, gid) < 0 ? 1 : 0);
+        }
+        safe_close(p[0]);
+        r = unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0 ? negative_errno() : 0;
+        (void) loop_write(p[1], r < 0 ? "n" : "y", 1);
+        safe_close(p[1]);
+        if (waitpid(child, &status, 0) < 0)
+                return negative_errno();
+        if (r == -EPERM || r == -EINVAL || r == -ENOSPC || r == -EUSERS)
+                return -EOPNOTSUPP; /* user namespaces off here (sysctl, nesting, limits) */
+        if (r < 0)
+                return r;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return -EIO;
+        return 0;
+}
+
+static int bind_journal_socket(void) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        if (stat(JOURNAL_SOCKET, &st) < 0 || !S_ISSOCK(st.st_mode))
+                return 0; /* no journald: the record beside the core is all there will be */
+        if (mkdir("run", 0755) < 0 || mkdir("run/systemd", 0755) < 0 || mkdir("run/systemd/journal", 0755) < 0)
+                return negative_errno();
+        fd = open("run/systemd/journal/socket", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return negative_errno();
+        if (mount(JOURNAL_SOCKET, "run/systemd/journal/socket", NULL, MS_BIND, NULL) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static int pivot_root_(const char *new_root, const char *put_old) {
+        return syscall(SYS_pivot_root, new_root, put_old) < 0 ? negative_errno() : 0;
+}
+
+/* The old file system tree is detached; what is left is a read-only tmpfs with the journal
+ * socket bound in. */
+static int enter_empty_root(uid_t uid, gid_t gid) {
+        int r;
+
+        /* Files are created as the fs ids, and root is not mapped in here: use the target's. */
+        (void) setfsgid(gid);
+        (void) setfsuid(uid);
+        if ((gid_t) setfsgid((gid_t) -1) != gid || (uid_t) setfsuid((uid_t) -1) != uid)
+                return -EPERM;
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return negative_errno();
+        if (mount("tmpfs", EMPTY_ROOT_MOUNTPOINT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, EMPTY_ROOT_OPTIONS) < 0)
+                return negative_errno();
+        if (chdir(EMPTY_ROOT_MOUNTPOINT) < 0)
+                return negative_errno();
+        r = bind_journal_socket();
+        if (r < 0)
+                return r;
+        if (mkdir("oldroot", 0700) < 0)
+                return negative_errno();
+        r = pivot_root_(".", "oldroot");
+        if (r < 0)
+                return r;
+        if (umount2("/oldroot", MNT_DETACH) < 0 || rmdir("/oldroot") < 0)
+                return negative_errno();
+        if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                return negative_errno();
+        return chdir("/") < 0 ? negative_errno() : 0;
+}
 
 static int drop_bounding_set(void) {
         for (int c = 0; c <= CAP_LAST_CAP; c++)
@@ -23,6 +150,7 @@ static int drop_bounding_set(void) {
 
 static int drop_ids(uid_t uid, gid_t gid) {
         uid_t ru, eu, su;
+        gid_t rg, eg, sg;
 
         if (setgroups(0, NULL) < 0)
                 return negative_errno();
@@ -31,9 +159,11 @@ static int drop_ids(uid_t uid, gid_t gid) {
         if (setresuid(uid, uid, uid) < 0)
                 return negative_errno();
         /* Prove it: the old ids must be gone for good. */
-        if (uid != 0 && (setresuid(0, 0, 0) == 0 || setuid(0) == 0))
+        if (setresuid(0, 0, 0) == 0 || setuid(0) == 0 || setresgid(0, 0, 0) == 0)
                 return -EPERM;
         if (getresuid(&ru, &eu, &su) < 0 || ru != uid || eu != uid || su != uid)
+                return -EPERM;
+        if (getresgid(&rg, &eg, &sg) < 0 || rg != gid || eg != gid || sg != gid)
                 return -EPERM;
         return 0;
 }
@@ -52,39 +182,62 @@ static int drop_caps(void) {
         return r;
 }
 
-static int set_rlimits(void) {
-        static const struct {
+static int set_rlimits(uint64_t address_space) {
+        struct {
                 int resource;
                 rlim_t value;
         } limits[] = {
                 { RLIMIT_CORE, 0 },
                 { RLIMIT_NOFILE, WORKER_NOFILE_MAX },
                 { RLIMIT_NPROC, 0 },
+                { RLIMIT_AS, address_space },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(limits); i++) {
                 struct rlimit rl = { limits[i].value, limits[i].value };
+                if (limits[i].resource == RLIMIT_AS && address_space == 0)
+                        continue;
                 if (setrlimit(limits[i].resource, &rl) < 0)
                         return negative_errno();
         }
         return 0;
 }
 
-int sandbox_enter(uid_t uid, gid_t gid) {
+int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
+        int keep[SANDBOX_KEEP_FDS_MAX];
         int r;
 
+        *ret = (SandboxReport) {};
+        if (p->n_keep_fds > ELEMENTSOF(keep) || p->uid == 0)
+                return -EINVAL;
+        memcpy(keep, p->keep_fds, sizeof(int) * p->n_keep_fds);
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 return log_error_errno(negative_errno(), "PR_SET_DUMPABLE: %m");
+
+        r = close_all_fds_except(keep, p->n_keep_fds);
+        if (r < 0)
+                return log_error_errno(r, "Failed to close stray fds: %m");
+        r = enter_namespaces(p->uid, p->gid);
+        if (r >= 0) {
+                ret->namespaces = true;
+                r = enter_empty_root(p->uid, p->gid);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to set up the empty root: %m");
+                ret->empty_root = true;
+        } else if (r != -EOPNOTSUPP)
+                return log_error_errno(r, "Failed to set up namespaces: %m");
+        /* else: user namespaces are off here: the remaining steps still hold */
         r = drop_bounding_set();
         if (r < 0)
                 return log_error_errno(r, "Failed to drop the capability bounding set: %m");
-        r = drop_ids(uid, gid);
+        r = drop_ids(p->uid, p->gid);
         if (r < 0)
-                return log_error_errno(r, "Failed to change to uid %u gid %u: %m", (unsigned) uid, (unsigned) gid);
+                return log_error_errno(r, "Failed to become uid %u gid %u for good: %m", (unsigned) p->uid,
+                                       (unsigned) p->gid);
         r = drop_caps();
         if (r < 0)
                 return log_error_errno(r, "Failed to clear capabilities: %m");
-        r = set_rlimits();
+        r = set_rlimits(p->address_space);
         if (r < 0)
                 return log_error_errno(r, "Failed to set resource limits: %m");
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -92,5 +245,11 @@ int sandbox_enter(uid_t uid, gid_t gid) {
         /* Changing credentials reset it to fs.suid_dumpable: set it again. */
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 return log_error_errno(negative_errno(), "PR_SET_DUMPABLE: %m");
+        ret->landlock_abi = sandbox_landlock();
+        if (ret->landlock_abi < 0)
+                return log_error_errno(ret->landlock_abi, "Failed to apply Landlock: %m");
+        r = sandbox_seccomp();
+        if (r < 0)
+                return log_error_errno(r, "Failed to install the seccomp filter: %m");
         return 0;
 }

@@ -1,11 +1,45 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
-/* Drops everything the worker does not need, in an order where each step still has the
- * privilege it needs: capability bounding set, groups/gid/uid (verified irreversible),
- * remaining capabilities, rlimits, no_new_privs, non-dumpable. (Stray fds are closed at
- * start, before the job arrives.)
- * Returns 0 or negative errno; on failure the worker must exit without touching a core. */
-int sandbox_enter(uid_t uid, gid_t gid);
+/* The worker's address space without an inline core; Storage=journal adds JournalSizeMax. */
+#define WORKER_AS_BASE (UINT64_C(512) << 20)
+#define SANDBOX_KEEP_FDS_MAX 8
+
+typedef struct SandboxParams {
+        uid_t uid; /* the user to become: the crashing user, or the worker user */
+        gid_t gid;
+        const int *keep_fds; /* besides 0, 1, 2 */
+        size_t n_keep_fds;
+        uint64_t address_space; /* RLIMIT_AS; 0 = leave it */
+} SandboxParams;
+
+/* What sandbox_enter() managed, for the log and the tests. */
+typedef struct SandboxReport {
+        bool namespaces;
+        bool empty_root;
+        int landlock_abi; /* 0: none */
+} SandboxReport;
+
+/* Makes the worker hold nothing worth stealing and able to do nothing but its job, in this
+ * order (each step still has the privilege it needs; seccomp last, so that its allowlist need
+ * not cover the setup):
+ *   1. close every fd but 0-2 and keep_fds
+ *   2. new user, mount, network and IPC namespaces (where the kernel allows them)
+ *   3. an empty read-only root holding only the journal socket
+ *   4. the capability bounding set emptied
+ *   5. setgroups/setresgid/setresuid to the target, proved irreversible
+ *   6. every capability set cleared
+ *   7. rlimits: no processes, few files, no core, bounded address space
+ *   8. no_new_privs, not dumpable
+ *   9. Landlock: no file system access at all, no signals out (where the kernel has it)
+ *  10. the seccomp allowlist (kill the process on anything else)
+ * Returns 0 or negative errno; on failure the worker must exit without touching the crash. */
+int sandbox_enter(const SandboxParams *p, SandboxReport *ret);
+/* Steps 9 and 10 alone, for the tests of the filter. */
+int sandbox_landlock(void);
+int sandbox_seccomp(void);

@@ -147,6 +147,38 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS]) {
         return proto_send(WORKER_CONTROL_FD, &recorded, sizeof recorded, NULL, 0);
 }
 
+/* Sanitizer runtimes reserve terabytes of address space for their shadow memory. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS]) {
+        const int keep[] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD] };
+        SandboxParams p = {
+                .uid = job->uid,
+                .gid = job->gid,
+                .keep_fds = keep,
+                .n_keep_fds = ELEMENTSOF(keep),
+                .address_space = WORKER_AS_BASE + ((job->flags & JOB_FLAG_JOURNAL_CORE) ? job->journal_size_max : 0),
+        };
+        SandboxReport rep;
+        int r;
+
+#ifdef SANITIZED
+        p.address_space = 0;
+#endif
+        r = sandbox_enter(&p, &rep);
+        if (r < 0)
+                return r;
+        log_debug("Sandbox: uid %u, namespaces %s, empty root %s, Landlock ABI %d, seccomp on", (unsigned) job->uid,
+                  rep.namespaces ? "yes" : "no", rep.empty_root ? "yes" : "no", rep.landlock_abi);
+        return 0;
+}
+
 static void close_fds(int fds[JOB_FDS]) {
         for (size_t i = 0; i < JOB_FDS; i++)
                 fds[i] = safe_close(fds[i]);
@@ -183,7 +215,7 @@ int main(int argc, char **argv) {
                 return log_error_errno(r < 0 ? r : -EBADMSG, "Invalid job from the manager: %m"), 1;
         }
         /* Nothing of the crash is read before this. */
-        if (sandbox_enter(job.uid, job.gid) < 0) {
+        if (enter_sandbox(&job, fds) < 0) {
                 close_fds(fds);
                 return 3;
         }

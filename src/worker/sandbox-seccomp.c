@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The worker's seccomp allowlist, named after what it does: read a socket, write an already
+ * open file, compress in memory, talk to its manager and to journald. The native architecture
+ * only; anything not listed kills the process, except a few harmless probes of libc that get an
+ * error instead. */
+#include <fcntl.h>
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include "macro.h"
+#include "sandbox.h"
+
+/* Plain calls, allowed whatever their arguments. */
+static const int allowed[] = {
+        /* stream the core, write the output, talk to the manager */
+        SCMP_SYS(read), SCMP_SYS(readv), SCMP_SYS(pread64), SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(pwrite64),
+        SCMP_SYS(lseek), SCMP_SYS(ftruncate), SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(close),
+        SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(fcntl), SCMP_SYS(shutdown),
+        SCMP_SYS(recvmsg), SCMP_SYS(recvfrom), SCMP_SYS(sendmsg), SCMP_SYS(sendto), SCMP_SYS(poll), SCMP_SYS(ppoll),
+        /* the journal: a datagram socket (filtered below), big entries through a memfd */
+        SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(memfd_create),
+        /* memory (mmap and mprotect filtered below) */
+        SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
+        /* the process itself */
+        SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigaction),
+        SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getuid), SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid),
+        SCMP_SYS(getresuid), SCMP_SYS(getresgid), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday),
+        SCMP_SYS(futex), SCMP_SYS(restart_syscall), SCMP_SYS(sched_yield), SCMP_SYS(getrandom),
+};
+
+/* Probes libc makes on its own (a file to look at): an error, not a kill. */
+static const int soft_denied[] = {
+        SCMP_SYS(openat), SCMP_SYS(open), SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(readlink),
+        SCMP_SYS(uname), SCMP_SYS(sysinfo),
+};
+
+static int add_filtered(scmp_filter_ctx ctx) {
+        int r = 0;
+
+        /* no executable memory, ever */
+        r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+        r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+        /* one kind of socket: a local datagram one, for journald */
+        r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+                                  SCMP_A1(SCMP_CMP_MASKED_EQ, ~(unsigned) (SOCK_CLOEXEC | SOCK_NONBLOCK), SOCK_DGRAM));
+        return r;
+}
+
+int sandbox_seccomp(void) {
+        scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+        int r = 0;
+
+        if (!ctx)
+                return -ENOMEM;
+        /* only the native ABI: a foreign architecture's syscall numbers kill */
+        r = r ?: seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+        for (size_t i = 0; i < ELEMENTSOF(allowed) && r == 0; i++)
+                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
+        for (size_t i = 0; i < ELEMENTSOF(soft_denied) && r == 0; i++)
+                r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), soft_denied[i], 0);
+        r = r ?: add_filtered(ctx);
+        r = r ?: seccomp_load(ctx);
+        seccomp_release(ctx);
+        return r;
+}
