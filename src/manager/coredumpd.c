@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 
 #include "build-config.h"
+#include "caps.h"
 #include "config.h"
 #include "log.h"
 #include "manager.h"
@@ -121,6 +122,9 @@ static int run(const Args *a) {
                 return log_error_errno(negative_errno(), "sigprocmask: %m");
         (void) signal(SIGPIPE, SIG_IGN);
 
+        r = manager_drop_capabilities();
+        if (r < 0)
+                return log_error_errno(r, "Failed to drop capabilities: %m");
         r = manager_new(&m, a->config_file, a->dropin_dir);
         if (r >= 0)
                 r = manager_setup_listen(m, a->socket_path);

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+#include "caps.h"
+#include "macro.h"
+
+static const cap_value_t keep[] = { CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_KILL, CAP_SETUID, CAP_SETGID, CAP_SETPCAP };
+
+int manager_drop_capabilities(void) {
+        cap_t caps;
+        int r = 0;
+
+        for (int c = 0; c <= CAP_LAST_CAP; c++) {
+                bool wanted = (MANAGER_CAPS_MASK >> c) & 1;
+                if (!wanted && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+                        return negative_errno();
+        }
+        caps = cap_init();
+        if (!caps)
+                return -ENOMEM;
+        if (cap_set_flag(caps, CAP_PERMITTED, ELEMENTSOF(keep), keep, CAP_SET) < 0 ||
+            cap_set_flag(caps, CAP_EFFECTIVE, ELEMENTSOF(keep), keep, CAP_SET) < 0 || cap_set_proc(caps) < 0)
+                r = negative_errno();
+        cap_free(caps);
+        if (r == 0 && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+                r = negative_errno();
+        return r;
+}

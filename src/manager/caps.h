@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Keeps only the capabilities coredumpd needs, in every set and in the bounding set (so the
+ * workers it starts can never hold more):
+ *   CAP_SYS_PTRACE       read the crashed process's /proc (environ, maps, fd/) whoever owns it
+ *   CAP_DAC_READ_SEARCH  the same for its 0400 files; link the unnamed core (AT_EMPTY_PATH)
+ *   CAP_KILL             pidfd_send_signal(0) to confirm a crashed process of another user is
+ *                        still the one we read; kill workers running as other users
+ *   CAP_SETUID/SETGID    workers become the crashing or the worker user, and map that id into
+ *                        their user namespace
+ *   CAP_SETPCAP          workers empty their bounding set
+ * Everything else it does (core_pattern, the socket, the storage directory) needs uid 0 only.
+ * The unit's CapabilityBoundingSet= lists the same. */
+#define MANAGER_CAPS_MASK                                                                       \
+        ((UINT64_C(1) << 19) | (UINT64_C(1) << 2) | (UINT64_C(1) << 5) | (UINT64_C(1) << 7) |  \
+         (UINT64_C(1) << 6) | (UINT64_C(1) << 8))
+
+int manager_drop_capabilities(void);

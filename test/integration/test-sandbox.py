@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The worker's sandbox against the real kernel: every forbidden thing dies with SIGSYS or fails
+with the expected errno; a live worker shows the confinement in /proc; the manager holds only
+its documented capabilities."""
+import errno
+import os
+import signal
+import subprocess
+import time
+
+from cdtest import BUILD, Env, check, crash, run_cases, start_crash, test_user
+
+PROBE = os.path.join(BUILD, "test", "sandbox-probe")
+MANAGER_CAPS = (1 << 19) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 6) | (1 << 8)
+
+
+def probe(user, action, *args):
+    p = subprocess.run([PROBE, str(user.pw_uid), str(user.pw_gid), action, *args], capture_output=True, text=True,
+                       timeout=30)
+    return p.returncode, p.stdout.strip()
+
+
+def case_forbidden():
+    if os.geteuid() != 0:
+        from cdtest import skip
+        skip("needs root")
+    user = test_user()
+    rc, out = probe(user, "none")
+    check(rc == 0 and out == "allowed", f"the sandbox itself failed: {rc} {out}")
+    rundir = Env().rundir  # a real socket path outside the empty root
+    expect = {
+        "open-write": f"errno={errno.EACCES}", "open-read": f"errno={errno.EACCES}",
+        "connect": f"errno={errno.ENOENT}",
+        "socket-inet": -signal.SIGSYS, "socket-unix-stream": -signal.SIGSYS, "execve": -signal.SIGSYS,
+        "ptrace": -signal.SIGSYS, "mount": -signal.SIGSYS, "setuid0": -signal.SIGSYS, "mmap-exec": -signal.SIGSYS,
+        "mprotect-exec": -signal.SIGSYS, "fork": -signal.SIGSYS, "kill": -signal.SIGSYS,
+    }
+    for action, want in expect.items():
+        rc, out = probe(user, action, os.path.join(rundir, "kernel.sock"))
+        got = rc if isinstance(want, int) else out
+        check(got == want, f"{action}: got {rc} {out!r}, expected {want!r}")
+
+    rc, out = probe(user, "status")
+    fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+    check(fields["NoNewPrivs"].strip() == "1" and fields["CapEff"].strip() == "0000000000000000" and
+          fields["CapBnd"].strip() == "0000000000000000", f"status:\n{out}")
+    check(fields["Uid"].split() == [str(user.pw_uid)] * 4, f"uids {fields['Uid']}")
+    check("namespaces=1 empty_root=1" in out, f"no namespaces: {out}")
+
+
+def status(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+
+
+def case_live_worker():
+    """A worker in the middle of a core, as the real daemon runs it; and the manager's caps."""
+    user = test_user()
+    env = Env({"CompressLevel": "19"})
+    d = env.start()
+    s = status(d.proc.pid)
+    check(int(s["CapEff"], 16) == MANAGER_CAPS and int(s["CapBnd"], 16) == MANAGER_CAPS,
+          f"manager CapEff {s['CapEff']} CapBnd {s['CapBnd']}, expected {MANAGER_CAPS:016x}")
+    spares = d.wait_workers(2)
+    time.sleep(0.3)
+    for w in spares:  # waiting for a job: nothing of a crash seen yet, but already no more than the manager
+        check(int(status(w)["CapBnd"], 16) & ~MANAGER_CAPS == 0, f"spare {w} holds more than the manager")
+    exe = os.path.join(env.base, "crasher")
+    import shutil
+    from cdtest import CRASHER
+    shutil.copy(CRASHER, exe)
+    os.chmod(exe, 0o755)
+    p = subprocess.Popen(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", exe, "mem",
+                          "128", "random"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    busy = None
+    for _ in range(100):
+        for w in d.children():
+            try:
+                if status(w)["Seccomp"] == "2":
+                    busy = w
+            except (FileNotFoundError, KeyError):
+                pass
+        if busy:
+            break
+        time.sleep(0.05)
+    check(busy is not None, "no worker entered its sandbox")
+    s = status(busy)
+    check(s["NoNewPrivs"] == "1" and s["Seccomp"] == "2" and int(s["CapEff"], 16) == 0 and int(s["CapBnd"], 16) == 0,
+          f"busy worker: {s}")
+    check(s["Uid"].split() == [str(user.pw_uid)] * 4, f"a plain user's crash is processed as that user: {s['Uid']}")
+    check(os.listdir(f"/proc/{busy}/root") == [], f"worker root is not empty: {os.listdir(f'/proc/{busy}/root')}")
+    p.kill()
+    p.wait()
+    d.stop()
+
+
+run_cases({n[5:]: f for n, f in globals().items() if n.startswith("case_")})
