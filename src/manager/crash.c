@@ -15,6 +15,8 @@
 #include "verify.h"
 #include "worker-pool.h"
 
+static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *error);
+
 static const char *crash_comm(const Crash *c) {
         return c->meta.proc_valid && c->meta.comm[0] ? c->meta.comm : "n/a";
 }
@@ -42,8 +44,17 @@ void crash_free(Crash *c) {
         manager_update_accepting(m);
 }
 
+/* A verified crash whose worker never got to the record: the manager keeps what it knows. */
+static void crash_keep_failed_record(Crash *c, const char *why) {
+        CoreFacts none = {};
+
+        if (c->collected && c->state != CRASH_RECORDING)
+                crash_keep_record(c, &none, why);
+}
+
 void crash_drop(Crash *c, int level, const char *what) {
         log_full_errno(level, 0, "Crash of PID %d (%s): %s", (int) c->info.pid, crash_comm(c), what);
+        crash_keep_failed_record(c, what);
         crash_free(c);
 }
 
@@ -393,7 +404,7 @@ static int crash_link_core(Crash *c, const MsgResult *res, const CoreFacts *fact
 }
 
 /* The record beside the core (journal export format), so nothing depends on journald. */
-static void crash_keep_record(Crash *c, const CoreFacts *facts) {
+static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *error) {
         Manager *m = c->manager;
         char name[COREDUMP_NAME_MAX + 16];
         Record r = {};
@@ -408,6 +419,8 @@ static void crash_keep_record(Crash *c, const CoreFacts *facts) {
         if (!r.buf)
                 return (void) log_error("Crash of PID %d: out of memory for its record", (int) c->info.pid);
         memcpy(r.buf, c->record.buf, c->record.len);
+        if (error)
+                (void) record_add_str(&r, "COREDUMP_PROCESSING_ERROR", error);
         e = record_finalize(&r, facts);
         if (e >= 0)
                 e = store_write_record(m->storage_fd, name, &r, store_reader_uid(&c->info, &c->meta));
@@ -439,7 +452,7 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
                 log_info("Crash of PID %d (%s, uid %u): %llu bytes processed, core not stored (Storage=%s)",
                          (int) c->info.pid, crash_comm(c), (unsigned) c->info.ruid, (unsigned long long) res->bytes_in,
                          storage_to_string(c->manager->config.storage));
-        crash_keep_record(c, &facts);
+        crash_keep_record(c, &facts, NULL);
 
         c->state = CRASH_RECORDING;
         r = worker_commit(c->worker, &facts);
@@ -466,5 +479,6 @@ void crash_worker_lost(Crash *c, const char *why) {
                           (int) c->info.pid, crash_comm(c), why, c->manager->config.directory);
         else
                 log_error("Crash of PID %d (%s): %s; core lost, task released", (int) c->info.pid, crash_comm(c), why);
+        crash_keep_failed_record(c, why);
         crash_free(c);
 }

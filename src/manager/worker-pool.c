@@ -19,11 +19,14 @@
 #include "manager.h"
 #include "pidfd-util.h"
 #include "store.h"
+#include "fd-util.h"
+#include "worker-log.h"
 #include "worker-pool.h"
 
 static void worker_free(Worker *w) {
         Manager *m = w->manager;
 
+        worker_log_close(w);
         sd_event_source_disable_unref(w->control_source);
         sd_event_source_disable_unref(w->child_source);
         safe_close(w->control_fd);
@@ -120,27 +123,30 @@ int worker_commit(Worker *w, const CoreFacts *facts) {
         return 0;
 }
 
+/* The permit table: in each phase exactly one message is allowed, once (each handler takes only
+ * its own type at its exact size); in any other phase any message is a violation. */
+static const struct {
+        WorkerState state;
+        void (*handle)(Worker *w);
+} permits[] = {
+        { WORKER_STARTING, on_ready },      /* MSG_READY */
+        { WORKER_BUSY, on_result },         /* MSG_RESULT */
+        { WORKER_COMMITTING, on_recorded }, /* MSG_RECORDED */
+};
+
 static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Worker *w = userdata;
+        Crash *c;
 
-        switch (w->state) {
-        case WORKER_STARTING:
-                on_ready(w);
-                break;
-        case WORKER_BUSY:
-                on_result(w);
-                break;
-        case WORKER_COMMITTING:
-                on_recorded(w);
-                break;
-        default: {
-                /* Nothing is permitted while idle or finished. */
-                Crash *c = worker_detach(w);
-                worker_kill(w, "sent a message out of turn");
-                if (c)
-                        crash_worker_lost(c, "the worker broke the protocol");
-        }
-        }
+        for (size_t i = 0; i < ELEMENTSOF(permits); i++)
+                if (permits[i].state == w->state) {
+                        permits[i].handle(w);
+                        return 0;
+                }
+        c = worker_detach(w);
+        worker_kill(w, "sent a message out of turn");
+        if (c)
+                crash_worker_lost(c, "the worker broke the protocol");
         return 0;
 }
 
@@ -150,6 +156,7 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
         bool clean = si->si_code == CLD_EXITED && si->si_status == 0;
         Crash *c;
 
+        worker_log_close(w); /* its last words first */
         /* Its last message may still be queued: exit and message can arrive in one iteration. */
         if (w->state == WORKER_BUSY)
                 on_result(w);
@@ -169,10 +176,10 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
         return 0;
 }
 
-static _noreturn_ void exec_worker(Manager *m, int sock) {
+static _noreturn_ void exec_worker(Manager *m, int sock, int log) {
         char *argv[] = { (char *) "coredump-worker", NULL };
-        /* A clean environment but for logging (and sanitizer settings in test builds). */
-        const char *keep[] = { "JOURNAL_STREAM", "COREDUMP_SOCKET_LOG_LEVEL", "ASAN_OPTIONS", "UBSAN_OPTIONS" };
+        /* A clean environment but for logging (and sanitizer and fault settings in test builds). */
+        const char *keep[] = { "COREDUMP_SOCKET_LOG_LEVEL", "ASAN_OPTIONS", "UBSAN_OPTIONS", "COREDUMP_WORKER_FAULT" };
         char *envp[ELEMENTSOF(keep) + 1] = {};
         size_t n = 0;
         char envbuf[ELEMENTSOF(keep)][256];
@@ -183,7 +190,7 @@ static _noreturn_ void exec_worker(Manager *m, int sock) {
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0 ||
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0 ||
             dup2(sock, WORKER_CONTROL_FD) < 0)
                 _exit(127);
         for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
@@ -196,36 +203,52 @@ static _noreturn_ void exec_worker(Manager *m, int sock) {
 }
 
 static int worker_spawn(Manager *m) {
-        int pair[2];
+        int pair[2], logp[2];
         Worker *w;
         pid_t pid;
         int r;
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
                 return negative_errno();
-        pid = fork();
-        if (pid < 0) {
+        if (pipe2(logp, O_CLOEXEC) < 0) {
                 r = negative_errno();
                 safe_close(pair[0]);
                 safe_close(pair[1]);
                 return r;
         }
+        pid = fork();
+        if (pid < 0) {
+                r = negative_errno();
+                safe_close(pair[0]);
+                safe_close(pair[1]);
+                safe_close(logp[0]);
+                safe_close(logp[1]);
+                return r;
+        }
         if (pid == 0)
-                exec_worker(m, pair[1]);
+                exec_worker(m, pair[1], logp[1]);
         safe_close(pair[1]);
+        safe_close(logp[1]);
 
         w = calloc(1, sizeof *w);
         if (!w) {
                 (void) kill(pid, SIGKILL);
                 safe_close(pair[0]);
+                safe_close(logp[0]);
                 return -ENOMEM;
         }
-        *w = (Worker) { .manager = m, .state = WORKER_STARTING, .pid = pid, .control_fd = pair[0] };
+        *w = (Worker) { .manager = m, .state = WORKER_STARTING, .pid = pid, .control_fd = pair[0], .log_fd = -EBADF };
         LIST_PREPEND(workers, m->workers, w);
         m->n_workers++;
         /* Not reaped before we watch it, so the pid still names our child here. */
         w->pidfd = pidfd_open_pid(pid);
         r = w->pidfd < 0 ? w->pidfd : 0;
+        if (r >= 0)
+                r = fd_set_nonblock(logp[0], true);
+        if (r >= 0)
+                r = worker_log_watch(w, logp[0]);
+        else
+                safe_close(logp[0]);
         if (r >= 0)
                 r = sd_event_add_child_pidfd(m->event, &w->child_source, w->pidfd, WEXITED, on_child, w);
         if (r >= 0)

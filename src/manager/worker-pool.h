@@ -35,6 +35,12 @@ typedef struct Worker {
         sd_event_source *control_source;
         sd_event_source *child_source;
         Crash *crash;
+        /* its stderr, re-logged (worker-log.c) */
+        int log_fd;
+        sd_event_source *log_source;
+        char log_buf[512];
+        size_t log_len;
+        unsigned log_lines, log_dropped;
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -105,6 +106,29 @@ static int write_entry(Record *rec, const CoreFacts *facts, int journal_fd, bool
         return r;
 }
 
+#ifdef WORKER_TEST_FAULTS
+/* Test builds only (meson -Dworker-test-faults=true): misbehave on purpose, for crashes of a
+ * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed. */
+static void maybe_misbehave(const Record *rec, const char *when) {
+        const char *fault = getenv("COREDUMP_WORKER_FAULT");
+        RecordField f;
+
+        if (!fault || !record_find(rec->buf, rec->len, "COREDUMP_COMM", &f) || f.value_len != 13 ||
+            memcmp(f.value, "crasher-fault", 13) != 0 || strcmp(when, "core") != 0)
+                return;
+        if (!strcmp(fault, "crash"))
+                *(volatile int *) 0 = 0;
+        if (!strcmp(fault, "hang"))
+                for (;;)
+                        (void) poll(NULL, 0, -1);
+        if (!strcmp(fault, "malformed"))
+                (void) proto_send(WORKER_CONTROL_FD, "garbage", 7, NULL, 0);
+}
+#else
+static void maybe_misbehave(const Record *rec, const char *when) {
+}
+#endif
+
 static int run_job(const MsgJob *job, int fds[JOB_FDS]) {
         _cleanup_(sink_freep) Sink *sink = NULL;
         _cleanup_close_ int journal_fd = -EBADF;
@@ -129,6 +153,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS]) {
                                                compression_to_string((Compression) job->compression));
         }
         journal_fd = open_journal_core(job);
+        maybe_misbehave(&rec, "core");
         r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, &res, &journal_fit);
         fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive */
         if (r < 0)

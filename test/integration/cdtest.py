@@ -162,7 +162,7 @@ class Env:
         with open(self.conf, "w") as f:
             f.write("[Coredump]\n" + "".join(f"{k}={v}\n" for k, v in keys.items()))
 
-    def start(self, extra=(), listen_fd=None, wait_ready=True, journal=None):
+    def start(self, extra=(), listen_fd=None, wait_ready=True, journal=None, environ=None):
         log = os.path.join(self.base, f"daemon{len(self.daemons)}.log")
         args = [COREDUMPD, f"--socket={self.sock}", f"--config={self.conf}", f"--config-dir={self.confdir}", *extra]
         if journal:
@@ -170,6 +170,7 @@ class Env:
             write_file(CORE_PATTERN, "@@" + self.sock)
             args = ["nsenter", f"--mount={journal.ns}", *args, "--no-register"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("LISTEN_")}
+        env.update(environ or {})
         kw = {}
         if listen_fd is not None:
             # Exactly what systemd does: the socket as fd 3, LISTEN_PID naming the daemon.

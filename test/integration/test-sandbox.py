@@ -95,4 +95,36 @@ def case_live_worker():
     d.stop()
 
 
+def case_faults():
+    """A worker that crashes, hangs or breaks the protocol is killed; the crash still ends with a
+    record saying why, the task is released, and the next crash is processed normally."""
+    import glob
+    import shutil
+    from cdtest import CRASHER, parse_export, skip
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        skip("worker built without -Dworker-test-faults=true")
+    expected = {"crash": r"the worker (died|failed); core lost", "hang": r"worker exceeded the per-crash deadline",
+                "malformed": r"(sent a malformed result|the worker failed)"}
+    for fault, why in expected.items():
+        env = Env({"TimeoutSec": "3"})
+        # a deliberate SIGSEGV: not the sanitizer's business (its report would fail the test)
+        d = env.start(environ={"COREDUMP_WORKER_FAULT": fault,
+                               "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0"})
+        faulty = os.path.join(env.base, "crasher-fault")
+        shutil.copy(CRASHER, faulty)
+        t0 = time.monotonic()
+        pid, rc = crash("segv", exe=faulty, timeout=30)
+        check(rc == -signal.SIGSEGV and time.monotonic() - t0 < 15, f"{fault}: task not released ({rc})")
+        d.wait_log(rf"Crash of PID {pid} \(crasher-fault\): .*{why}")
+        recs = []
+        for path in glob.glob(os.path.join(env.store, "record.*.export")):
+            with open(path, "rb") as f:
+                recs += [r for r in parse_export(f.read()) if r.get("COREDUMP_PID") == str(pid).encode()]
+        check(len(recs) == 1 and recs[0].get("COREDUMP_PROCESSING_ERROR"), f"{fault}: no record saying why: {recs}")
+        check(env.cores() == [], f"{fault}: a core was stored by a failed worker")
+        pid2, _ = crash("segv")
+        check(any(f".{pid2}." in c for c in env.wait_cores(1)), f"{fault}: the next crash was not stored")
+        check(d.stop() == 0, f"{fault}: daemon did not stop cleanly")
+
+
 run_cases({n[5:]: f for n, f in globals().items() if n.startswith("case_")})
