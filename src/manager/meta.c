@@ -125,24 +125,34 @@ static void add_cgroup(CrashMeta *m, int dir) {
                 (void) record_addf(&m->fields, "COREDUMP_OWNER_UID", "%u", (unsigned) ci.owner_uid);
 }
 
+/* A subdirectory of dir to iterate over, or NULL. */
+static DIR *opendir_at(int dir, const char *name) {
+        int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d;
+
+        if (fd < 0)
+                return NULL;
+        d = fdopendir(fd);
+        if (!d)
+                safe_close(fd);
+        return d;
+}
+
 /* "<fd>:<path>\n<fdinfo>\n" per descriptor, systemd's COREDUMP_OPEN_FDS format. */
 static void add_open_fds(CrashMeta *m, int dir) {
         _cleanup_close_ int fdinfo = openat(dir, "fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int fddir = openat(dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = opendir_at(dir, "fd");
         char *text = NULL;
         size_t len, cap = 0;
         unsigned listed = 0;
         struct dirent *de;
-        DIR *d;
+        FILE *f;
+        int fddir;
 
-        if (fddir < 0)
+        if (!d)
                 return;
-        d = fdopendir(fddir);
-        if (!d) {
-                safe_close(fddir);
-                return;
-        }
-        FILE *f = open_memstream(&text, &cap);
+        fddir = dirfd(d);
+        f = open_memstream(&text, &cap);
         while (f && (de = readdir(d))) {
                 char target[PATH_MAX], info[4096];
                 ssize_t n;
@@ -171,21 +181,15 @@ static void add_open_fds(CrashMeta *m, int dir) {
 
 /* "tid comm" per thread, to name the crashing thread once the core says which it was. */
 static void add_task_comms(CrashMeta *m, int dir) {
-        int tdir = openat(dir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = opendir_at(dir, "task");
         char *text = NULL;
         size_t cap = 0;
         unsigned n = 0;
         struct dirent *de;
-        DIR *d;
         FILE *f;
 
-        if (tdir < 0)
+        if (!d)
                 return;
-        d = fdopendir(tdir);
-        if (!d) {
-                safe_close(tdir);
-                return;
-        }
         f = open_memstream(&text, &cap);
         while (f && (de = readdir(d)) && n < TASKS_MAX) {
                 char path[NAME_MAX + sizeof "/comm"], comm[COMM_MAX];

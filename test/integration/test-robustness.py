@@ -32,6 +32,16 @@ def healthy(env, d, n_before):
     check(any(f".{pid}." in c for c in cores), f"no core for PID {pid}: {cores}")
 
 
+def slow_crash_in_flight(mib, wait):
+    """A crash whose dump is still streaming after `wait` seconds (the config makes it slow)."""
+    p = start_crash("mem", mib, "random", sync=True)
+    p.stdin.write(b"x")
+    p.stdin.flush()
+    time.sleep(wait)
+    check(p.poll() is None, "the dump finished too early")
+    return p
+
+
 def case_socket_activation():
     """The socket bound by someone else (systemd) arrives as fd 3 with LISTEN_FDS/LISTEN_PID;
     a crash that came before the daemon waited in the backlog and is stored once it runs."""
@@ -100,11 +110,7 @@ def case_disconnect_midcore():
     """The task is killed while its core streams: the part received is kept, marked truncated."""
     env = Env({"CompressLevel": "19"})  # slow on purpose: the kernel is still writing when we kill
     d = env.start()
-    p = start_crash("mem", 256, "random", sync=True)
-    p.stdin.write(b"x")
-    p.stdin.flush()
-    time.sleep(1.5)
-    check(p.poll() is None, "the dump finished before it could be interrupted")
+    p = slow_crash_in_flight(256, 1.5)
     p.kill()
     check(p.wait(10) == -signal.SIGKILL, f"crasher ended with {p.returncode}")
     d.wait_log(rf"Crash of PID {p.pid} .*truncated: the stream ended early")
@@ -197,11 +203,7 @@ def case_worker_dies():
     crash stored by a fresh worker."""
     env = Env({"CompressLevel": "19"})
     d = env.start()
-    p = start_crash("mem", 256, "random", sync=True)
-    p.stdin.write(b"x")
-    p.stdin.flush()
-    time.sleep(1.0)
-    check(p.poll() is None, "the dump finished too early to kill its worker")
+    p = slow_crash_in_flight(256, 1.0)
     for w in d.children():
         os.kill(w, signal.SIGKILL)
     check(p.wait(10) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
@@ -217,11 +219,7 @@ def case_graceful_stop():
     env = Env({"CompressLevel": "19"})
     before = env.saved_pattern
     d = env.start()
-    p = start_crash("mem", 24, "random", sync=True)
-    p.stdin.write(b"x")
-    p.stdin.flush()
-    time.sleep(0.3)
-    check(p.poll() is None, "the dump finished before the daemon was stopped")
+    p = slow_crash_in_flight(24, 0.3)
     d.proc.send_signal(signal.SIGTERM)
     d.wait_log(r"stopping after 1 crash\(es\) in flight")
     check(read_file(CORE_PATTERN) == before, "core_pattern not given back when stopping began")
