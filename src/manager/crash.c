@@ -82,8 +82,11 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
 static int crash_arm_timer(Crash *c, uint64_t usec_from_accept) {
         uint64_t when = c->accept_usec + usec_from_accept;
 
-        if (c->timer_source)
-                return sd_event_source_set_time(c->timer_source, when);
+        if (c->timer_source) {
+                /* a one-shot timer that fired is off: set the time and switch it on again */
+                int r = sd_event_source_set_time(c->timer_source, when);
+                return r < 0 ? r : sd_event_source_set_enabled(c->timer_source, SD_EVENT_ONESHOT);
+        }
         return sd_event_add_time(c->manager->event, &c->timer_source, CLOCK_MONOTONIC, when, 0, on_deadline, c);
 }
 
