@@ -29,6 +29,7 @@ static void worker_free(Worker *w) {
         worker_log_close(w);
         sd_event_source_disable_unref(w->control_source);
         sd_event_source_disable_unref(w->child_source);
+        sd_event_source_disable_unref(w->ready_timer);
         safe_close(w->control_fd);
         safe_close(w->pidfd);
         LIST_REMOVE(workers, m->workers, w);
@@ -70,6 +71,7 @@ static void on_ready(Worker *w) {
         }
         w->state = WORKER_IDLE;
         w->ready_seen = true;
+        w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
         w->manager->spawn_failures = 0;
         crash_dispatch_waiting(w->manager);
 }
@@ -202,6 +204,15 @@ static _noreturn_ void exec_worker(Manager *m, int sock, int log) {
         _exit(127);
 }
 
+static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Worker *w = userdata;
+
+        w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
+        if (w->state == WORKER_STARTING)
+                worker_kill(w, "not ready in time"); /* counted as a failed start when it exits */
+        return 0;
+}
+
 static int worker_spawn(Manager *m) {
         int pair[2], logp[2];
         Worker *w;
@@ -253,6 +264,9 @@ static int worker_spawn(Manager *m) {
                 r = sd_event_add_child_pidfd(m->event, &w->child_source, w->pidfd, WEXITED, on_child, w);
         if (r >= 0)
                 r = sd_event_add_io(m->event, &w->control_source, w->control_fd, EPOLLIN, on_control, w);
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &w->ready_timer, CLOCK_MONOTONIC, WORKER_READY_TIMEOUT_USEC, 0,
+                                               on_ready_timeout, w);
         if (r < 0) {
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, 0);

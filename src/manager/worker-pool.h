@@ -7,6 +7,7 @@
 
 #include "list.h"
 #include "proto.h"
+#include "worker-log.h"
 
 typedef struct Manager Manager;
 typedef struct Crash Crash;
@@ -34,11 +35,12 @@ typedef struct Worker {
         int control_fd;
         sd_event_source *control_source;
         sd_event_source *child_source;
+        sd_event_source *ready_timer; /* WORKER_READY_TIMEOUT_USEC to say READY */
         Crash *crash;
         /* its stderr, re-logged (worker-log.c) */
         int log_fd;
         sd_event_source *log_source;
-        char log_buf[512];
+        char log_buf[WORKER_LOG_LINE_MAX];
         size_t log_len;
         unsigned log_lines, log_dropped;
         LIST_FIELDS(struct Worker, workers);

@@ -37,14 +37,6 @@ void log_setup(const char *ident) {
                 log_max_level = LOG_DEBUG;
 }
 
-void log_set_max_level(int level) {
-        log_max_level = level;
-}
-
-int log_get_max_level(void) {
-        return log_max_level;
-}
-
 int log_internal(int level, int error, const char *fmt, ...) {
         char msg[LOG_LINE_MAX];
         int saved = errno;

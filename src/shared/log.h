@@ -11,8 +11,6 @@
  * carries a "<N>" priority prefix that journald understands; otherwise lines read
  * "ident[pid]: message". Callers log once, where the error is handled. */
 void log_setup(const char *ident);
-void log_set_max_level(int level);
-int log_get_max_level(void);
 int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 
 #define log_full_errno(level, error, ...) log_internal((level), (error), __VA_ARGS__)
