@@ -406,6 +406,18 @@ static int crash_link_core(Crash *c, const MsgResult *res, const CoreFacts *fact
         return 0;
 }
 
+/* What journald would add to the entry, so the sidecar is a complete journal export entry
+ * (coredumpctl merges it with the journal's copy; systemd-journal-remote can import it). */
+static int record_add_identity(Record *r, uint64_t timestamp_usec, const char *boot_id, const char *machine_id) {
+        int e = record_addf(r, "__REALTIME_TIMESTAMP", "%llu", (unsigned long long) timestamp_usec);
+
+        if (e >= 0)
+                e = record_add_str(r, "_BOOT_ID", boot_id);
+        if (e >= 0 && machine_id[0])
+                e = record_add_str(r, "_MACHINE_ID", machine_id);
+        return e;
+}
+
 /* The record beside the core (journal export format), so nothing depends on journald. */
 static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *error) {
         Manager *m = c->manager;
@@ -425,6 +437,8 @@ static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *erro
         if (error)
                 (void) record_add_str(&r, "COREDUMP_PROCESSING_ERROR", error);
         e = record_finalize(&r, facts);
+        if (e >= 0)
+                e = record_add_identity(&r, c->timestamp_usec, m->boot_id, m->machine_id);
         if (e >= 0)
                 e = store_write_record(m->storage_fd, name, &r, store_reader_uid(&c->info, &c->meta));
         if (e < 0 && ratelimit_below(&m->record_ratelimit))

@@ -68,6 +68,8 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
         r = read_boot_id(m->boot_id);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the boot id: %m");
+        if (read_machine_id(m->machine_id) < 0)
+                m->machine_id[0] = 0;
         if (gethostname(m->hostname, sizeof m->hostname - 1) < 0)
                 snprintf(m->hostname, sizeof m->hostname, "localhost");
         r = find_worker(m);

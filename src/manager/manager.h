@@ -34,6 +34,7 @@ typedef struct Manager {
 
         int storage_fd;
         char boot_id[BOOT_ID_STRING_MAX];
+        char machine_id[BOOT_ID_STRING_MAX]; /* empty if the machine has none */
         char hostname[HOST_NAME_MAX + 1];
 
         char worker_path[PATH_MAX];

@@ -47,19 +47,30 @@ int coredump_filename(char *buf, size_t size, const char *comm, uid_t uid, const
         return 0;
 }
 
-int read_boot_id(char ret[BOOT_ID_STRING_MAX]) {
+/* 128 bits as 32 lowercase hex digits, dashes and whitespace dropped (boot id, machine id). */
+static int read_id128(const char *path, char ret[BOOT_ID_STRING_MAX]) {
         char raw[64];
         size_t o = 0;
         ssize_t n;
 
-        n = read_small_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", raw, sizeof raw);
+        n = read_small_file_at(AT_FDCWD, path, raw, sizeof raw);
         if (n < 0)
                 return (int) n;
         for (ssize_t i = 0; i < n && o < BOOT_ID_STRING_MAX - 1; i++)
                 if ((raw[i] >= '0' && raw[i] <= '9') || (raw[i] >= 'a' && raw[i] <= 'f'))
                         ret[o++] = raw[i];
+                else if (raw[i] != '-' && raw[i] != '\n')
+                        return -EBADMSG;
         if (o != BOOT_ID_STRING_MAX - 1)
                 return -EBADMSG;
         ret[o] = 0;
         return 0;
+}
+
+int read_boot_id(char ret[BOOT_ID_STRING_MAX]) {
+        return read_id128("/proc/sys/kernel/random/boot_id", ret);
+}
+
+int read_machine_id(char ret[BOOT_ID_STRING_MAX]) {
+        return read_id128("/etc/machine-id", ret);
 }

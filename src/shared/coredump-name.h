@@ -17,3 +17,5 @@ int coredump_filename(char *buf, size_t size, const char *comm, uid_t uid, const
                       uint64_t timestamp_usec, const char *suffix);
 /* The boot id without dashes, from /proc/sys/kernel/random/boot_id. */
 int read_boot_id(char ret[BOOT_ID_STRING_MAX]);
+/* /etc/machine-id, same form; -ENOENT on machines without one. */
+int read_machine_id(char ret[BOOT_ID_STRING_MAX]);

@@ -15,6 +15,7 @@
 static const char *log_ident = "coredump-socket";
 static int log_max_level = LOG_INFO;
 static bool log_to_journal_stream;
+static bool log_plain;
 
 static bool stderr_is_journal_stream(void) {
         const char *e = getenv("JOURNAL_STREAM");
@@ -37,6 +38,12 @@ void log_setup(const char *ident) {
                 log_max_level = LOG_DEBUG;
 }
 
+void log_setup_plain(void) {
+        log_setup(program_invocation_short_name);
+        log_to_journal_stream = false;
+        log_plain = true;
+}
+
 int log_internal(int level, int error, const char *fmt, ...) {
         char msg[LOG_LINE_MAX];
         int saved = errno;
@@ -54,6 +61,8 @@ int log_internal(int level, int error, const char *fmt, ...) {
 
         if (log_to_journal_stream)
                 (void) fprintf(stderr, "<%d>%s\n", level, msg);
+        else if (log_plain)
+                (void) fprintf(stderr, "%s\n", msg);
         else
                 (void) fprintf(stderr, "%s[%d]: %s\n", log_ident, (int) getpid(), msg);
         errno = saved;

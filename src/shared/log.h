@@ -11,6 +11,8 @@
  * carries a "<N>" priority prefix that journald understands; otherwise lines read
  * "ident[pid]: message". Callers log once, where the error is handled. */
 void log_setup(const char *ident);
+/* For command line tools: bare messages on stderr, as users expect from a CLI. */
+void log_setup_plain(void);
 int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 
 #define log_full_errno(level, error, ...) log_internal((level), (error), __VA_ARGS__)

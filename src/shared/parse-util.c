@@ -103,7 +103,10 @@ int parse_sec(const char *s, uint64_t *ret_usec) {
                 { "", USEC_PER_SEC }, { "s", USEC_PER_SEC }, { "sec", USEC_PER_SEC },
                 { "ms", USEC_PER_MSEC }, { "msec", USEC_PER_MSEC },
                 { "m", 60 * USEC_PER_SEC }, { "min", 60 * USEC_PER_SEC },
-                { "h", 3600 * USEC_PER_SEC }, { "hour", 3600 * USEC_PER_SEC },
+                { "h", 3600 * USEC_PER_SEC }, { "hour", 3600 * USEC_PER_SEC }, { "hours", 3600 * USEC_PER_SEC },
+                { "d", 86400 * USEC_PER_SEC }, { "day", 86400 * USEC_PER_SEC }, { "days", 86400 * USEC_PER_SEC },
+                { "w", 604800 * USEC_PER_SEC }, { "week", 604800 * USEC_PER_SEC },
+                { "weeks", 604800 * USEC_PER_SEC },
         };
 
         if (strcmp(s, "infinity") == 0) {

@@ -11,7 +11,7 @@ int parse_boolean(const char *s);
 int parse_size(const char *s, uint64_t *ret);
 int parse_uint64(const char *s, uint64_t *ret);
 int parse_int_range(const char *s, int min, int max, int *ret);
-/* Seconds with optional unit: "30", "30s", "5min", "2h", "500ms"; "infinity". */
+/* Seconds with optional unit: "30", "30s", "5min", "2h", "500ms", "3d", "2 weeks"; "infinity". */
 int parse_sec(const char *s, uint64_t *ret_usec);
 /* Percentage "15%" → 15 */
 int parse_percent(const char *s, unsigned *ret);

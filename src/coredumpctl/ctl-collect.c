@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
+
+#include "ctl-source.h"
+#include "log.h"
+
+static int cmp_key(const Entry *x, const Entry *y) {
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        if (x->timestamp != y->timestamp)
+                return x->timestamp < y->timestamp ? -1 : 1;
+        return 0;
+}
+
+static int cmp_key_ptr(const void *a, const void *b) {
+        return cmp_key(*(Entry *const *) a, *(Entry *const *) b);
+}
+
+static int cmp_time(const void *a, const void *b) {
+        const Entry *x = a, *y = b;
+
+        if (x->realtime != y->realtime)
+                return x->realtime < y->realtime ? -1 : 1;
+        return cmp_key(x, y);
+}
+
+/* Same crash: same PID and crash timestamp and, where both say, the same boot. */
+static bool same_crash(const Entry *j, const Entry *r) {
+        _cleanup_free_ char *bj = NULL, *br = NULL;
+
+        if (j->timestamp == 0 || cmp_key(j, r) != 0)
+                return false;
+        bj = entry_dup(j, "_BOOT_ID");
+        br = entry_dup(r, "_BOOT_ID");
+        return !bj || !br || strcmp(bj, br) == 0;
+}
+
+static Entry *find_in_journal(Entry **index, size_t n, const Entry *r) {
+        Entry **hit = n > 0 ? bsearch(&r, index, n, sizeof *index, cmp_key_ptr) : NULL;
+
+        if (!hit)
+                return NULL;
+        /* bsearch lands on one of possibly several equal keys */
+        while (hit > index && cmp_key(hit[-1], r) == 0)
+                hit--;
+        for (; hit < index + n && cmp_key(*hit, r) == 0; hit++)
+                if (same_crash(*hit, r))
+                        return *hit;
+        return NULL;
+}
+
+/* Records whose crash the journal has too are folded into the journal's entry; the rest are
+ * moved to the end of the journal's list. */
+static int merge(EntryList *journal, EntryList *records) {
+        _cleanup_free_ Entry **index = reallocarray(NULL, MAX(journal->n, (size_t) 1), sizeof *index);
+        size_t n_journal = journal->n;
+
+        if (!index)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_journal; i++)
+                index[i] = &journal->items[i];
+        qsort(index, n_journal, sizeof *index, cmp_key_ptr);
+        for (size_t i = 0; i < records->n; i++) {
+                Entry *r = &records->items[i], *j = find_in_journal(index, n_journal, r);
+
+                if (!j)
+                        continue;
+                j->sources |= SOURCE_RECORD;
+                if (!j->record_path)
+                        j->record_path = TAKE_PTR(r->record_path);
+                entry_free(r);
+                r->sources = 0; /* folded */
+        }
+        /* the index is not used past here: appending may move the journal's array */
+        for (size_t i = 0; i < records->n; i++) {
+                Entry *e;
+
+                if (records->items[i].sources == 0)
+                        continue;
+                e = entry_list_add(journal);
+                if (!e)
+                        return -ENOMEM;
+                *e = records->items[i];
+                records->items[i] = (Entry) {};
+        }
+        return 0;
+}
+
+static bool in_time_range(const CtlArgs *a, const Entry *e) {
+        return (a->since == USEC_INFINITY || e->realtime >= a->since) &&
+               (a->until == USEC_INFINITY || e->realtime <= a->until);
+}
+
+/* --since/--until, order, -n: what is left in l. */
+static void select_entries(const CtlArgs *a, EntryList *l) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < l->n; i++) {
+                if (in_time_range(a, &l->items[i]))
+                        l->items[k++] = l->items[i];
+                else
+                        entry_free(&l->items[i]);
+        }
+        l->n = k;
+        qsort(l->items, l->n, sizeof *l->items, cmp_time);
+        if (a->reverse)
+                for (size_t i = 0; i < l->n / 2; i++) {
+                        Entry t = l->items[i];
+                        l->items[i] = l->items[l->n - 1 - i];
+                        l->items[l->n - 1 - i] = t;
+                }
+        while (a->rows_max != SIZE_MAX && l->n > a->rows_max)
+                entry_free(&l->items[--l->n]);
+}
+
+int collect_entries(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryList *out) {
+        _cleanup_(entry_list_free) EntryList records = {};
+        unsigned inaccessible = 0;
+        int r;
+
+        r = source_journal(a, m, mode, out);
+        if (r < 0)
+                return r;
+        /* -D and --file name journals explicitly: records too only if --storage= says where */
+        if (a->n_files == 0 && (!a->directory || a->storage)) {
+                r = source_records(a, m, mode, &records, &inaccessible);
+                if (r < 0)
+                        return r;
+                if (inaccessible > 0)
+                        log_debug("%u records are not readable by this user, skipped.", inaccessible);
+                r = merge(out, &records);
+                if (r < 0)
+                        return log_error_errno(r, "Out of memory");
+        }
+        select_entries(a, out);
+        return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl-corefile.h"
+#include "ctl-format.h"
+#include "parse-util.h"
+
+static void analyze_file(CoreFile *c) {
+        _cleanup_close_ int fd = open(c->path, O_PATH | O_CLOEXEC);
+        struct stat st;
+        char proc[64];
+
+        c->size = UINT64_MAX;
+        if (fd < 0 && errno == ENOENT) {
+                c->state = "missing";
+                c->color = ansi_grey();
+                return;
+        }
+        if (fd >= 0) {
+                snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+                if (access(proc, R_OK) < 0)
+                        fd = safe_close(fd);
+        }
+        if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+                c->state = "inaccessible";
+                c->color = ansi_yellow();
+                return;
+        }
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                c->state = "error";
+                c->color = ansi_red();
+                return;
+        }
+        c->state = "present";
+        c->color = NULL;
+        c->size = (uint64_t) st.st_size;
+}
+
+void corefile_analyze(const CtlArgs *a, const Entry *e, CoreFile *ret) {
+        _cleanup_free_ char *filename = entry_dup(e, "COREDUMP_FILENAME");
+        _cleanup_free_ char *truncated = entry_dup(e, "COREDUMP_TRUNCATED");
+
+        *ret = (CoreFile) { .size = UINT64_MAX };
+        if (filename && ctl_root_path(a, filename, ret->path, sizeof ret->path) >= 0)
+                analyze_file(ret);
+        else if (filename) {
+                ret->state = "error";
+                ret->color = ansi_red();
+        } else if (e->core_in_journal)
+                ret->state = "journal";
+        else if (entry_has_value(e, "MESSAGE_ID", SD_MESSAGE_COREDUMP_STR)) {
+                ret->state = "none";
+                ret->color = ansi_grey();
+        }
+        if (ret->state && (strcmp(ret->state, "present") == 0 || strcmp(ret->state, "journal") == 0) && truncated &&
+            parse_boolean(truncated) > 0)
+                ret->state = "truncated";
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "ctl-entry.h"
+#include "ctl.h"
+
+/* Where an entry's core is and whether the caller can have it: systemd's COREFILE column
+ * (present, missing, inaccessible, error, journal, none, truncated; NULL for entries that are
+ * not coredumps). */
+typedef struct CoreFile {
+        const char *state;
+        const char *color;
+        uint64_t size; /* UINT64_MAX: unknown */
+        char path[PATH_MAX]; /* under --root; empty if the entry names no file */
+} CoreFile;
+
+void corefile_analyze(const CtlArgs *a, const Entry *e, CoreFile *ret);

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "build-config.h"
+#include "control-proto.h"
+#include "ctl-delete.h"
+#include "log.h"
+
+static const char *control_path(const CtlArgs *a) {
+        return a->control ?: DEFAULT_CONTROL_PATH;
+}
+
+/* One request to coredumpd; 0 if it deleted the file, else the errno it answered. */
+static int delete_via_daemon(const CtlArgs *a, const char *name) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char req[CONTROL_MSG_MAX], reply[CONTROL_MSG_MAX];
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+        int e;
+
+        if (strlen(control_path(a)) >= sizeof sa.sun_path)
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, control_path(a));
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return negative_errno();
+        if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+                return log_error_errno(negative_errno(), "Cannot reach coredumpd at %s (deleting other than as root needs it): %m",
+                                       control_path(a));
+        n = snprintf(req, sizeof req, CONTROL_DELETE " %s", name);
+        if (n < 0 || (size_t) n >= sizeof req)
+                return -ENAMETOOLONG;
+        if (send(fd, req, (size_t) n, MSG_NOSIGNAL) != n)
+                return negative_errno();
+        n = recv(fd, reply, sizeof reply - 1, 0);
+        if (n <= 0)
+                return n < 0 ? negative_errno() : -ECONNRESET;
+        reply[n] = 0;
+        if (strcmp(reply, CONTROL_OK) == 0)
+                return 0;
+        if (sscanf(reply, CONTROL_ERR " %d", &e) == 1 && e > 0)
+                return -e;
+        return -EPROTO;
+}
+
+static int delete_direct(const char *dir, const char *name) {
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0)
+                return negative_errno();
+        if (unlinkat(fd, name, 0) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/* dir/name split of a stored file; only names coredumpd writes, directly in the store. */
+static int split_stored(const char *path, char *dir, size_t dsize, char *name, size_t nsize) {
+        const char *slash = strrchr(path, '/');
+
+        if (!slash || (size_t) (slash - path) >= dsize || strlen(slash + 1) >= nsize || !control_name_valid(slash + 1))
+                return -EINVAL;
+        snprintf(dir, dsize, "%.*s", (int) (slash - path), path);
+        snprintf(name, nsize, "%s", slash + 1);
+        return 0;
+}
+
+static int delete_file(const CtlArgs *a, const char *path, bool *deleted) {
+        char dir[PATH_MAX], name[CONTROL_NAME_MAX + 1];
+        int r;
+
+        *deleted = false;
+        if (split_stored(path, dir, sizeof dir, name, sizeof name) < 0)
+                return log_error_errno(-EINVAL, "Not a file coredump-socket stored, not deleting: %s", path);
+        r = geteuid() == 0 ? delete_direct(dir, name) : delete_via_daemon(a, name);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return log_error_errno(r, "Failed to delete %s: %m", path);
+        *deleted = true;
+        return 0;
+}
+
+int verb_delete(const CtlArgs *a, const EntryList *l) {
+        unsigned n_deleted = 0;
+        int ret = 0;
+
+        for (size_t i = 0; i < l->n; i++) {
+                const Entry *e = &l->items[i];
+                _cleanup_free_ char *core = entry_dup(e, "COREDUMP_FILENAME"), *pid = entry_dup(e, "COREDUMP_PID");
+                char path[PATH_MAX];
+                bool deleted_core = false, deleted_record = false;
+                int r = 0;
+
+                if (core && ctl_root_path(a, core, path, sizeof path) >= 0)
+                        r = delete_file(a, path, &deleted_core);
+                if (r >= 0 && e->record_path)
+                        r = delete_file(a, e->record_path, &deleted_record);
+                if (r < 0)
+                        ret = r;
+                else if (deleted_core || deleted_record) {
+                        n_deleted++;
+                        if (!a->quiet)
+                                printf("Deleted the %s of PID %s.\n",
+                                       deleted_core && deleted_record ? "core and record" : deleted_core ? "core" : "record",
+                                       pid ?: "?");
+                }
+        }
+        if (ret >= 0 && n_deleted == 0)
+                return log_error_errno(-ENOENT, "Nothing to delete: the matching coredumps have no stored core or record.");
+        return ret;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+typedef enum EntrySource {
+        SOURCE_JOURNAL = 1 << 0,
+        SOURCE_RECORD = 1 << 1,
+} EntrySource;
+
+/* One crash as coredumpctl sees it: its fields (without the core itself), where it came from. */
+typedef struct Entry {
+        Record fields;
+        uint64_t realtime;     /* the journal's timestamp, or the record's */
+        unsigned sources;      /* EntrySource bits */
+        bool core_in_journal;  /* a COREDUMP= field exists (Storage=journal) */
+        char *cursor;          /* journal cursor, to fetch COREDUMP= later */
+        char *record_path;     /* the sidecar record, if one was read */
+        uint64_t pid, timestamp; /* merge key: COREDUMP_PID, COREDUMP_TIMESTAMP */
+} Entry;
+
+typedef struct EntryList {
+        Entry *items;
+        size_t n, cap;
+} EntryList;
+
+void entry_list_free(EntryList *l);
+/* Appends a zeroed entry; NULL on ENOMEM or past ENTRIES_MAX. */
+Entry *entry_list_add(EntryList *l);
+void entry_free(Entry *e);
+
+/* The first value of name as a new NUL-terminated string (NUL bytes inside kept as is), or NULL
+ * if absent or out of memory. */
+char *entry_dup(const Entry *e, const char *name);
+bool entry_has(const Entry *e, const char *name);
+/* Whether the entry carries name=value (any occurrence). */
+bool entry_has_value(const Entry *e, const char *name, const char *value);
+/* Fills realtime, pid and timestamp from the fields (after all fields are in). */
+void entry_index(Entry *e);
+/* Whether a field is kept for list output (the rest only for info/dump/debug). */
+bool entry_field_listed(const char *name, size_t len, const char *extra);

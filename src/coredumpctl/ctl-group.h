@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "ctl-entry.h"
+#include "ctl.h"
+
+/* How many frames of the crashing thread make a stack signature, and how long it may get. */
+#define SIGNATURE_FRAMES 3U
+#define SIGNATURE_MAX 512U
+
+/* list --group: one row per (program, signal, stack signature) with count, first and last seen. */
+int show_groups(const CtlArgs *a, const EntryList *l);
+/* The signature of an entry: the first SIGNATURE_FRAMES symbols of the first stack trace in
+ * MESSAGE joined by " < ", or "" without one (pure: exported for tests). */
+void stack_signature(const char *message, char *buf, size_t size);

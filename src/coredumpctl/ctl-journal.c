@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <string.h>
+#include <systemd/sd-journal.h>
+
+#include "ctl-source.h"
+#include "log.h"
+
+static void journal_closep(sd_journal **j) {
+        if (*j)
+                sd_journal_close(*j);
+}
+
+static int journal_open(const CtlArgs *a, sd_journal **ret) {
+        int r;
+
+        if (a->directory) {
+                r = sd_journal_open_directory(ret, a->directory, 0);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to open journals in directory: %s: %m", a->directory);
+        } else if (a->root) {
+                r = sd_journal_open_directory(ret, a->root, SD_JOURNAL_OS_ROOT);
+                if (r < 0) /* an OS tree without journal files: its records are still worth reading */
+                        return log_debug_errno(r, "No journal under %s: %m", a->root), 0;
+        } else if (a->n_files > 0) {
+                r = sd_journal_open_files(ret, (const char **) a->files, 0);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to open journal files: %m");
+        } else {
+                r = sd_journal_open(ret, a->all ? 0 : SD_JOURNAL_LOCAL_ONLY);
+                if (r < 0)
+                        return log_debug_errno(r, "Failed to open the journal: %m"), 0;
+        }
+        return 1;
+}
+
+static int add_matches(sd_journal *j, const MatchSet *m) {
+        int r;
+
+        r = sd_journal_add_match(j, "MESSAGE_ID=" SD_MESSAGE_COREDUMP_STR, 0);
+        if (r >= 0)
+                r = sd_journal_add_match(j, "MESSAGE_ID=" SD_MESSAGE_BACKTRACE_STR, 0);
+        for (size_t i = 0; r >= 0 && i < m->n; i++) {
+                _cleanup_free_ char *s = NULL;
+                if (asprintf(&s, "%s=%s", m->items[i].field, m->items[i].value) < 0)
+                        return -ENOMEM;
+                r = sd_journal_add_match(j, s, 0);
+        }
+        if (r < 0)
+                return log_error_errno(r, "Failed to add journal matches: %m");
+        return 0;
+}
+
+/* One "NAME=value" data object into the entry. */
+static int entry_add_data(Entry *e, const void *d, size_t l, CollectMode mode, const char *extra) {
+        const char *eq = memchr(d, '=', l);
+        char name[FIELD_NAME_MAX + 1];
+        size_t nl;
+
+        if (!eq)
+                return 0;
+        nl = (size_t) (eq - (const char *) d);
+        if (nl == 0 || nl > FIELD_NAME_MAX)
+                return 0;
+        memcpy(name, d, nl);
+        name[nl] = 0;
+        if (strcmp(name, "COREDUMP") == 0) {
+                e->core_in_journal = true;
+                return 0;
+        }
+        if (mode == COLLECT_LIST && !entry_field_listed(name, nl, extra))
+                return 0;
+        /* E2BIG: the entry is larger than any record; keep what fitted. */
+        (void) record_add(&e->fields, name, eq + 1, l - nl - 1, 0);
+        return 0;
+}
+
+static int read_entry(sd_journal *j, CollectMode mode, const CtlArgs *a, Entry *e) {
+        const void *d;
+        size_t l;
+        int r;
+
+        r = sd_journal_get_realtime_usec(j, &e->realtime);
+        if (r < 0)
+                return r;
+        SD_JOURNAL_FOREACH_DATA(j, d, l) {
+                r = entry_add_data(e, d, l, mode, a->field);
+                if (r < 0)
+                        return r;
+        }
+        e->sources = SOURCE_JOURNAL;
+        if (e->core_in_journal) {
+                r = sd_journal_get_cursor(j, &e->cursor);
+                if (r < 0)
+                        return r;
+        }
+        entry_index(e);
+        return 0;
+}
+
+int source_journal(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryList *out) {
+        _cleanup_(journal_closep) sd_journal *j = NULL;
+        int r;
+
+        r = journal_open(a, &j);
+        if (r <= 0)
+                return r;
+        r = add_matches(j, m);
+        if (r < 0)
+                return r;
+        (void) sd_journal_set_data_threshold(j, a->field ? 0 :
+                                             mode == COLLECT_FULL ? JOURNAL_DATA_THRESHOLD_FULL : JOURNAL_DATA_THRESHOLD_LIST);
+        for (;;) {
+                Entry *e;
+
+                r = sd_journal_next(j);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to iterate through the journal: %m");
+                if (r == 0)
+                        return 0;
+                e = entry_list_add(out);
+                if (!e)
+                        return log_error_errno(-ENOMEM, "Too many coredump entries or out of memory");
+                r = read_entry(j, mode, a, e);
+                if (r < 0) {
+                        log_warning_errno(r, "Skipping an unreadable journal entry: %m");
+                        entry_free(e);
+                        out->n--;
+                }
+        }
+}
+
+int journal_read_core(const CtlArgs *a, const Entry *e, void **ret, size_t *ret_len) {
+        _cleanup_(journal_closep) sd_journal *j = NULL;
+        const void *d;
+        size_t l;
+        int r;
+
+        if (!e->cursor)
+                return -ENOENT;
+        r = journal_open(a, &j);
+        if (r <= 0)
+                return r < 0 ? r : -ENOENT;
+        r = sd_journal_seek_cursor(j, e->cursor);
+        if (r >= 0)
+                r = sd_journal_next(j);
+        if (r == 0)
+                r = -ESTALE;
+        if (r < 0)
+                return log_error_errno(r, "Failed to find the journal entry again: %m");
+        (void) sd_journal_set_data_threshold(j, 0);
+        r = sd_journal_get_data(j, "COREDUMP", &d, &l);
+        if (r < 0)
+                return log_error_errno(r, "Failed to retrieve COREDUMP field: %m");
+        l -= strlen("COREDUMP=");
+        *ret = malloc(MAX(l, (size_t) 1));
+        if (!*ret)
+                return -ENOMEM;
+        memcpy(*ret, (const char *) d + strlen("COREDUMP="), l);
+        *ret_len = l;
+        return 0;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "ctl-json.h"
+
+typedef struct Scanner {
+        const char *p, *end;
+} Scanner;
+
+static void skip_ws(Scanner *s) {
+        while (s->p < s->end && strchr(" \t\r\n", *s->p) && *s->p)
+                s->p++;
+}
+
+static bool eat(Scanner *s, char c) {
+        skip_ws(s);
+        if (s->p < s->end && *s->p == c) {
+                s->p++;
+                return true;
+        }
+        return false;
+}
+
+/* A string into buf (escapes other than \" \\ \/ \n \t kept verbatim: keys and build-ids are
+ * plain ASCII); -EBADMSG if malformed or longer than JSON_STRING_MAX. */
+static int parse_string(Scanner *s, char buf[JSON_STRING_MAX]) {
+        size_t n = 0;
+
+        if (!eat(s, '"'))
+                return -EBADMSG;
+        while (s->p < s->end && *s->p != '"') {
+                char c = *s->p++;
+                if (c == '\\') {
+                        if (s->p >= s->end)
+                                return -EBADMSG;
+                        c = *s->p++;
+                        c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
+                }
+                if (n + 1 >= JSON_STRING_MAX)
+                        return -EBADMSG;
+                buf[n++] = c;
+        }
+        if (s->p >= s->end)
+                return -EBADMSG;
+        s->p++;
+        buf[n] = 0;
+        return 0;
+}
+
+static int skip_value(Scanner *s, unsigned depth);
+
+static int skip_container(Scanner *s, char close, bool keyed, unsigned depth) {
+        char tmp[JSON_STRING_MAX];
+
+        if (depth >= JSON_DEPTH_MAX)
+                return -EBADMSG;
+        if (eat(s, close))
+                return 0;
+        do {
+                if (keyed && (parse_string(s, tmp) < 0 || !eat(s, ':')))
+                        return -EBADMSG;
+                if (skip_value(s, depth + 1) < 0)
+                        return -EBADMSG;
+        } while (eat(s, ','));
+        return eat(s, close) ? 0 : -EBADMSG;
+}
+
+static int skip_value(Scanner *s, unsigned depth) {
+        char tmp[JSON_STRING_MAX];
+
+        skip_ws(s);
+        if (s->p >= s->end)
+                return -EBADMSG;
+        if (*s->p == '"')
+                return parse_string(s, tmp);
+        if (eat(s, '{'))
+                return skip_container(s, '}', true, depth);
+        if (eat(s, '['))
+                return skip_container(s, ']', false, depth);
+        /* number, true, false, null */
+        if (!strchr("-0123456789tfn", *s->p) || !*s->p)
+                return -EBADMSG;
+        while (s->p < s->end && *s->p && strchr("-+.0123456789eEtruefalsn", *s->p))
+                s->p++;
+        return 0;
+}
+
+/* The inner object of one member: finds inner_key's string value. */
+static int scan_inner(Scanner *s, const char *inner_key, char value[JSON_STRING_MAX], bool *found) {
+        char key[JSON_STRING_MAX];
+
+        *found = false;
+        if (!eat(s, '{'))
+                return skip_value(s, 1);
+        if (eat(s, '}'))
+                return 0;
+        do {
+                if (parse_string(s, key) < 0 || !eat(s, ':'))
+                        return -EBADMSG;
+                skip_ws(s);
+                if (!*found && strcmp(key, inner_key) == 0 && s->p < s->end && *s->p == '"') {
+                        if (parse_string(s, value) < 0)
+                                return -EBADMSG;
+                        *found = true;
+                } else if (skip_value(s, 2) < 0)
+                        return -EBADMSG;
+        } while (eat(s, ','));
+        return eat(s, '}') ? 0 : -EBADMSG;
+}
+
+int json_object_scan(const char *text, size_t len, const char *inner_key,
+                     void (*fn)(const char *key, const char *inner_value, void *userdata), void *userdata) {
+        static char key[JSON_STRING_MAX], value[JSON_STRING_MAX];
+        Scanner s = { text, text + len };
+        bool found;
+
+        if (!eat(&s, '{'))
+                return -EBADMSG;
+        if (!eat(&s, '}')) {
+                do {
+                        if (parse_string(&s, key) < 0 || !eat(&s, ':') || scan_inner(&s, inner_key, value, &found) < 0)
+                                return -EBADMSG;
+                        fn(key, found ? value : NULL, userdata);
+                } while (eat(&s, ','));
+                if (!eat(&s, '}'))
+                        return -EBADMSG;
+        }
+        skip_ws(&s);
+        return s.p == s.end ? 0 : -EBADMSG;
+}

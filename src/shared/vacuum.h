@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Keeping the store within bounds, systemd-coredump's way: while the cores use more than MaxUse=
+ * or the file system has less than KeepFree= free, delete the oldest core of the user with the
+ * most cores; plus ours, cores older than a maximum age. Records (record.*.export) stay, so the
+ * crash is still listed, its core "missing". Used by coredumpctl vacuum (and the daemon). */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define VACUUM_MAX_USE_LOWER (UINT64_C(1) << 20)   /* 1 MiB */
+#define VACUUM_MAX_USE_UPPER (UINT64_C(4) << 30)   /* 4 GiB */
+#define VACUUM_KEEP_FREE_UPPER (UINT64_C(4) << 30) /* 4 GiB */
+#define VACUUM_KEEP_FREE_LOWER (UINT64_C(1) << 20) /* 1 MiB */
+/* A store with more files than this is vacuumed in several passes. */
+#define VACUUM_FILES_MAX 65536U
+
+typedef struct VacuumLimits {
+        uint64_t max_use;   /* UINT64_MAX: 10% of the file system, within [1 MiB, 4 GiB] */
+        uint64_t keep_free; /* UINT64_MAX: 15% of the file system, within [1 MiB, 4 GiB] */
+        uint64_t max_age_usec; /* UINT64_MAX: no age limit */
+        uint64_t now_usec;
+} VacuumLimits;
+
+typedef struct VacuumStats {
+        unsigned n_cores, n_records, n_deleted;
+        uint64_t bytes_cores, bytes_records, bytes_freed;
+} VacuumStats;
+
+/* Called for each core deleted (name, bytes on disk) so the caller can say so. */
+typedef void (*VacuumReport)(const char *name, uint64_t bytes, void *userdata);
+
+/* What the store in dirfd holds (bytes are allocated blocks, as du counts them). */
+int vacuum_usage(int dirfd, VacuumStats *ret);
+/* Deletes cores until the limits hold; never the one named keep (may be NULL). */
+int vacuum_run(int dirfd, const VacuumLimits *l, const char *keep, VacuumReport report, void *userdata,
+               VacuumStats *ret);
+/* The owner uid and crash time a stored core's name carries (core.COMM.UID.BOOT.PID.USEC[.ext]). */
+int vacuum_parse_name(const char *name, uid_t *ret_uid, uint64_t *ret_usec);
