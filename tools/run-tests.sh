@@ -13,15 +13,18 @@ getent passwd cdstest >/dev/null || useradd --no-create-home --home-dir / --shel
 
 # systemd's own coredumpctl, to check compatibility against: only the binary, because the
 # package's postinst rewrites core_pattern, core_pipe_limit and suid_dumpable machine-wide.
-fetch_systemd_coredumpctl() { # (sh has no local variables: names here are unique)
-        sdc_dir=$1/systemd-coredump
-        [ -x "$sdc_dir/usr/bin/coredumpctl" ] && return 0
-        sdc_tmp=$(mktemp -d)
-        (cd "$sdc_tmp" && apt-get download -qq systemd-coredump >/dev/null 2>&1) ||
-                { apt-get update -qq && (cd "$sdc_tmp" && apt-get download -qq systemd-coredump >/dev/null); }
-        mkdir -p "$sdc_dir"
-        dpkg -x "$sdc_tmp"/systemd-coredump_*.deb "$sdc_dir"
-        rm -rf "$sdc_tmp"
+# systemd's own tools to check compatibility against, unpacked, not installed: the
+# systemd-coredump package's postinst rewrites core_pattern, core_pipe_limit and suid_dumpable
+# machine-wide. $1: build dir, $2: package, $3: the binary inside it.
+fetch_systemd_tool() { # (sh has no local variables: names here are unique)
+        sdt_dir=$1/$2
+        [ -x "$sdt_dir/$3" ] && return 0
+        sdt_tmp=$(mktemp -d)
+        (cd "$sdt_tmp" && apt-get download -qq "$2" >/dev/null 2>&1) ||
+                { apt-get update -qq && (cd "$sdt_tmp" && apt-get download -qq "$2" >/dev/null); }
+        mkdir -p "$sdt_dir"
+        dpkg -x "$sdt_tmp"/"$2"_*.deb "$sdt_dir"
+        rm -rf "$sdt_tmp"
 }
 
 count() { # the number meson printed after "$1:" in log $2, or 0
@@ -48,7 +51,9 @@ run_suite() { # build-dir meson-setup-args...
                 meson setup "$dir" "$@" >/dev/null
         fi
         ninja -C "$dir" >/dev/null
-        fetch_systemd_coredumpctl "$dir"
+        fetch_systemd_tool "$dir" systemd-coredump usr/bin/coredumpctl
+        # imports our sidecar records into a journal file, to read them with systemd's coredumpctl
+        fetch_systemd_tool "$dir" systemd-journal-remote lib/systemd/systemd-journal-remote
         log=$(mktemp)
         rc=0
         meson test -C "$dir" --print-errorlogs 2>&1 | tee "$log" || rc=1

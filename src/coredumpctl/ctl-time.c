@@ -43,13 +43,16 @@ static int relative(const char *span, uint64_t now, int sign, uint64_t *ret) {
 /* "YYYY-MM-DD[ HH:MM[:SS]]" or "HH:MM[:SS]" */
 static int absolute(const char *s, uint64_t now, uint64_t *ret) {
         time_t t = (time_t) (now / USEC_PER_SEC);
-        struct tm tm;
+        struct tm tm, today;
         const char *end;
 
-        if (!localtime_r(&t, &tm))
+        if (!localtime_r(&t, &today))
                 return -EINVAL;
-        tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+        today.tm_hour = today.tm_min = today.tm_sec = 0;
+        tm = today;
         end = strptime(s, "%Y-%m-%d", &tm);
+        if (!end)
+                tm = today; /* a failed strptime() may have filled fields */
         if (end) {
                 if (*end == ' ' || *end == 'T')
                         end++;
@@ -60,10 +63,13 @@ static int absolute(const char *s, uint64_t now, uint64_t *ret) {
         } else
                 end = s;
         s = end;
-        end = strptime(s, "%H:%M:%S", &tm);
-        if (!end) {
-                tm.tm_sec = 0;
-                end = strptime(s, "%H:%M", &tm);
+        {
+                struct tm date = tm;
+                end = strptime(s, "%H:%M:%S", &tm);
+                if (!end) {
+                        tm = date;
+                        end = strptime(s, "%H:%M", &tm);
+                }
         }
         if (!end || *end)
                 return -EINVAL;

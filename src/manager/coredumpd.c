@@ -11,6 +11,7 @@
 #include "build-config.h"
 #include "caps.h"
 #include "config.h"
+#include "control.h"
 #include "log.h"
 #include "manager.h"
 #include "register.h"
@@ -20,6 +21,7 @@ enum Action { ACTION_RUN, ACTION_CHECK_CONFIG, ACTION_REGISTER, ACTION_UNREGISTE
 typedef struct Args {
         enum Action action;
         const char *socket_path;
+        const char *control_path;
         const char *config_file;
         const char *dropin_dir;
         bool register_pattern;
@@ -29,6 +31,7 @@ static void help(void) {
         printf("Usage: coredumpd [OPTIONS]\n\n"
                "Receives core dumps from the kernel's coredump socket and stores them.\n\n"
                "  --socket=PATH        socket to bind when not socket-activated (default %s)\n"
+               "  --control=PATH       control socket for coredumpctl, \"\" for none (default %s)\n"
                "  --config=FILE        configuration file (default %s)\n"
                "  --config-dir=DIR     drop-in directory (default %s)\n"
                "  --no-register        do not set kernel.core_pattern (a unit does it)\n"
@@ -36,11 +39,11 @@ static void help(void) {
                "  --register           set kernel.core_pattern for the socket and exit\n"
                "  --unregister         restore the previous kernel.core_pattern and exit\n"
                "  --version            print the version\n",
-               DEFAULT_SOCKET_PATH, CONFIG_FILE, CONFIG_DROPIN_DIR);
+               DEFAULT_SOCKET_PATH, DEFAULT_CONTROL_PATH, CONFIG_FILE, CONFIG_DROPIN_DIR);
 }
 
 static int parse_args(int argc, char **argv, Args *a) {
-        enum { OPT_SOCKET = 256, OPT_CONFIG, OPT_CONFIG_DIR, OPT_NO_REGISTER, OPT_CHECK, OPT_REG, OPT_UNREG, OPT_VERSION };
+        enum { OPT_SOCKET = 256, OPT_CONFIG, OPT_CONFIG_DIR, OPT_NO_REGISTER, OPT_CHECK, OPT_REG, OPT_UNREG, OPT_VERSION, OPT_CONTROL };
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "socket", required_argument, NULL, OPT_SOCKET },
@@ -51,11 +54,12 @@ static int parse_args(int argc, char **argv, Args *a) {
                 { "register", no_argument, NULL, OPT_REG },
                 { "unregister", no_argument, NULL, OPT_UNREG },
                 { "version", no_argument, NULL, OPT_VERSION },
+                { "control", required_argument, NULL, OPT_CONTROL },
                 {},
         };
         int c;
 
-        *a = (Args) { ACTION_RUN, DEFAULT_SOCKET_PATH, CONFIG_FILE, CONFIG_DROPIN_DIR, true };
+        *a = (Args) { ACTION_RUN, DEFAULT_SOCKET_PATH, DEFAULT_CONTROL_PATH, CONFIG_FILE, CONFIG_DROPIN_DIR, true };
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0)
                 switch (c) {
                 case 'h':
@@ -66,6 +70,9 @@ static int parse_args(int argc, char **argv, Args *a) {
                         return 0;
                 case OPT_SOCKET:
                         a->socket_path = optarg;
+                        break;
+                case OPT_CONTROL:
+                        a->control_path = optarg;
                         break;
                 case OPT_CONFIG:
                         a->config_file = optarg;
@@ -128,6 +135,8 @@ static int run(const Args *a) {
         r = manager_new(&m, a->config_file, a->dropin_dir);
         if (r >= 0)
                 r = manager_setup_listen(m, a->socket_path);
+        if (r >= 0)
+                control_setup(m, a->control_path);
         if (r >= 0 && a->register_pattern)
                 r = manager_register_pattern(m);
         if (r >= 0)

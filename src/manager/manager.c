@@ -9,6 +9,7 @@
 
 #include "crash.h"
 #include "fd-util.h"
+#include "control.h"
 #include "manager.h"
 #include "store.h"
 #include "worker-pool.h"
@@ -232,6 +233,7 @@ Manager *manager_free(Manager *m) {
         (void) sd_notify(false, "STOPPING=1");
         /* Stop taking crashes first, then let the kernel go: unregister, close, release tasks. */
         m->listen_source = sd_event_source_disable_unref(m->listen_source);
+        control_free(m);
         if (m->registered)
                 (void) pattern_restore(m->saved_pattern, m->our_pattern);
         while (m->crashes)

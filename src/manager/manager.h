@@ -33,6 +33,11 @@ typedef struct Manager {
         char our_pattern[CORE_PATTERN_MAX + 2];
 
         int storage_fd;
+
+        sd_event_source *control_source; /* owns its fd */
+        char control_path[108];
+        unsigned n_control_conns;
+
         char boot_id[BOOT_ID_STRING_MAX];
         char machine_id[BOOT_ID_STRING_MAX]; /* empty if the machine has none */
         char hostname[HOST_NAME_MAX + 1];

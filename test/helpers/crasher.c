@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Test helper: crashes in the way asked for.
- *   crasher segv | abort | bus | threads N | mem MIB [random] | fds N
+ *   crasher segv | abort | bus | deep | threads N | mem MIB [random] | fds N
  * With CRASHER_SYNC=1 it prints "ready" once set up and crashes when a byte arrives on stdin,
  * so a harness can time the crash precisely. */
 #include <pthread.h>
@@ -83,6 +83,37 @@ static void wait_for_go(void) {
                 exit(1);
 }
 
+/* "deep": the crash happens three calls deep in one of four threads, in functions with
+ * recognisable names (backtrace and debugger tests look for them, innermost first). */
+__attribute__((noinline)) static void cds_crash_inner(volatile int *p) {
+        *p = 1;
+}
+
+__attribute__((noinline)) static void cds_crash_middle(volatile int *p) {
+        cds_crash_inner(p);
+        __asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
+__attribute__((noinline)) static void cds_crash_outer(void) {
+        cds_crash_middle((volatile int *) 0);
+        __asm__ volatile("" ::: "memory");
+}
+
+static void *crashing_thread(void *arg) {
+        (void) arg;
+        cds_crash_outer();
+        return NULL;
+}
+
+static void crash_deep(void) {
+        pthread_t t;
+
+        start_threads(2);
+        if (pthread_create(&t, NULL, crashing_thread, NULL) != 0)
+                abort();
+        pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv) {
         const char *mode = argc > 1 ? argv[1] : "segv";
         long arg = argc > 2 ? atol(argv[2]) : 0;
@@ -98,6 +129,8 @@ int main(int argc, char **argv) {
 
         if (strcmp(mode, "abort") == 0)
                 abort();
+        if (strcmp(mode, "deep") == 0)
+                crash_deep();
         if (strcmp(mode, "bus") == 0)
                 raise(SIGBUS);
         *(volatile int *) 0 = 1; /* SIGSEGV */

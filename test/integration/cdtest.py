@@ -27,6 +27,7 @@ TEST_USER = "cdstest"
 BUILD = os.path.realpath(os.environ.get("CDS_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build")))
 COREDUMPD = os.path.join(BUILD, "src", "coredumpd")
 CRASHER = os.path.join(BUILD, "test", "crasher")
+COREDUMPCTL = os.path.join(BUILD, "src", "coredumpctl")
 
 _restore = []  # (callable, description), run in reverse order
 
@@ -151,6 +152,11 @@ class Env:
         os.chmod(self.base, 0o755)  # users must reach their own cores
         _restore.append((lambda: shutil.rmtree(self.base, ignore_errors=True), self.base))
         self.sock = os.path.join(self.rundir, "kernel.sock")
+        # the control socket lives apart: users must reach it, the kernel socket's dir is 0700
+        self.ctldir = tempfile.mkdtemp(prefix="coredumpctl-test.", dir="/run")
+        os.chmod(self.ctldir, 0o755)
+        _restore.append((lambda: shutil.rmtree(self.ctldir, ignore_errors=True), self.ctldir))
+        self.control = os.path.join(self.ctldir, "control.sock")
         self.store = os.path.join(self.base, "store")
         self.conf = os.path.join(self.base, "coredump.conf")
         self.confdir = os.path.join(self.base, "coredump.conf.d")
@@ -164,7 +170,7 @@ class Env:
 
     def start(self, extra=(), listen_fd=None, wait_ready=True, journal=None, environ=None):
         log = os.path.join(self.base, f"daemon{len(self.daemons)}.log")
-        args = [COREDUMPD, f"--socket={self.sock}", f"--config={self.conf}", f"--config-dir={self.confdir}", *extra]
+        args = [COREDUMPD, f"--socket={self.sock}", f"--control={self.control}", f"--config={self.conf}", f"--config-dir={self.confdir}", *extra]
         if journal:
             # core_pattern can only be written from the initial mount namespace: the test does it
             write_file(CORE_PATTERN, "@@" + self.sock)
@@ -361,3 +367,13 @@ def run_cases(cases):
         sys.exit(2)
     cases[name]()
     print(f"PASS: {name}")
+
+
+def coredumpctl(*args, user=None, tool=None, stdin=None, stdout=subprocess.PIPE, env=None, timeout=300):
+    """Runs our coredumpctl (or tool), as user if given; text output, never a pager."""
+    cmd = [tool or COREDUMPCTL, "--no-pager", *args]
+    if user:
+        cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", *cmd]
+    e = dict(os.environ, TZ="UTC", LC_ALL="C.UTF-8", SYSTEMD_COLORS="0", **(env or {}))
+    return subprocess.run(cmd, stdin=stdin or subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, env=e,
+                           timeout=timeout)

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <acl/libacl.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/acl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "control-proto.h"
+#include "control.h"
+#include "time-util.h"
+
+typedef struct ControlConn {
+        Manager *manager;
+        int fd;
+        sd_event_source *io, *timer;
+} ControlConn;
+
+static void conn_free(ControlConn *c) {
+        sd_event_source_disable_unref(c->io);
+        sd_event_source_disable_unref(c->timer);
+        safe_close(c->fd);
+        c->manager->n_control_conns--;
+        free(c);
+}
+
+/* Whether the file's ACL names uid with read permission. */
+static bool acl_grants(int fd, uid_t uid) {
+        acl_t acl = acl_get_fd(fd);
+        acl_entry_t entry;
+        bool found = false;
+
+        if (!acl)
+                return false;
+        for (int w = ACL_FIRST_ENTRY; !found && acl_get_entry(acl, w, &entry) == 1; w = ACL_NEXT_ENTRY) {
+                acl_tag_t tag;
+                acl_permset_t perms;
+                uid_t *q;
+
+                if (acl_get_tag_type(entry, &tag) < 0 || tag != ACL_USER)
+                        continue;
+                q = acl_get_qualifier(entry);
+                if (q && *q == uid && acl_get_permset(entry, &perms) == 0 && acl_get_perm(perms, ACL_READ) == 1)
+                        found = true;
+                acl_free(q);
+        }
+        acl_free(acl);
+        return found;
+}
+
+static int may_delete(int dirfd, const char *name, uid_t uid) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        struct stat st;
+
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EPERM;
+        if (uid == 0)
+                return 0;
+        return acl_grants(fd, uid) ? 0 : -EPERM;
+}
+
+static int handle_delete(Manager *m, const char *name, uid_t uid) {
+        int r;
+
+        if (!control_name_valid(name))
+                return -EINVAL;
+        if (m->storage_fd < 0)
+                return -ENOENT;
+        r = may_delete(m->storage_fd, name, uid);
+        if (r < 0)
+                return r;
+        if (unlinkat(m->storage_fd, name, 0) < 0)
+                return negative_errno();
+        log_info("Deleted %s at the request of uid %u", name, (unsigned) uid);
+        return 0;
+}
+
+static int handle(Manager *m, char *msg, uid_t uid) {
+        if (strncmp(msg, CONTROL_DELETE " ", strlen(CONTROL_DELETE) + 1) == 0)
+                return handle_delete(m, msg + strlen(CONTROL_DELETE) + 1, uid);
+        return -EOPNOTSUPP;
+}
+
+static int on_request(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        ControlConn *c = userdata;
+        char msg[CONTROL_MSG_MAX + 1], reply[32];
+        struct ucred cred;
+        socklen_t cl = sizeof cred;
+        ssize_t n;
+        int r;
+
+        n = recv(fd, msg, CONTROL_MSG_MAX + 1, MSG_DONTWAIT | MSG_TRUNC);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (n <= 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+                conn_free(c);
+                return 0;
+        }
+        if ((size_t) n > CONTROL_MSG_MAX || memchr(msg, 0, (size_t) n))
+                r = -EMSGSIZE;
+        else {
+                msg[n] = 0;
+                r = handle(c->manager, msg, cred.uid);
+        }
+        if (r < 0)
+                log_info_errno(r, "Control request from uid %u refused: %m", (unsigned) cred.uid);
+        snprintf(reply, sizeof reply, r < 0 ? CONTROL_ERR " %d" : CONTROL_OK, -r);
+        (void) send(fd, reply, strlen(reply), MSG_DONTWAIT | MSG_NOSIGNAL);
+        conn_free(c);
+        return 0;
+}
+
+static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        conn_free(userdata);
+        return 0;
+}
+
+static int on_connect(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        ControlConn *c;
+        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+        if (cfd < 0)
+                return 0;
+        if (m->n_control_conns >= CONTROL_CONNECTIONS_MAX || !(c = calloc(1, sizeof *c))) {
+                safe_close(cfd);
+                return 0;
+        }
+        *c = (ControlConn) { .manager = m, .fd = cfd };
+        m->n_control_conns++;
+        if (sd_event_add_io(m->event, &c->io, cfd, EPOLLIN, on_request, c) < 0 ||
+            sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC, CONTROL_TIMEOUT_USEC, 0, on_timeout, c) < 0)
+                conn_free(c);
+        return 0;
+}
+
+static int control_bind(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -EBADF;
+        char dir[sizeof sa.sun_path];
+        struct stat st;
+        mode_t old;
+        int r;
+
+        if (path[0] != '/' || strlen(path) >= sizeof sa.sun_path)
+                return -EINVAL;
+        snprintf(dir, sizeof dir, "%s", path);
+        if (mkdir(dirname(dir), CONTROL_DIR_MODE) < 0 && errno != EEXIST)
+                return negative_errno();
+        strcpy(sa.sun_path, path);
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode))
+                        return -EEXIST;
+                /* another coredumpd still serving it keeps it; a stale one is replaced */
+                fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+                if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof sa) == 0)
+                        return -EADDRINUSE;
+                fd = safe_close(fd);
+                (void) unlink(path);
+        }
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        old = umask(0777 & ~CONTROL_SOCKET_MODE);
+        r = bind(fd, (struct sockaddr *) &sa, sizeof sa);
+        umask(old);
+        if (r < 0 || chmod(path, CONTROL_SOCKET_MODE) < 0 || listen(fd, (int) CONTROL_CONNECTIONS_MAX) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+void control_setup(Manager *m, const char *path) {
+        int fd, r;
+
+        if (!path || !path[0])
+                return;
+        fd = control_bind(path);
+        if (fd < 0) {
+                log_warning_errno(fd, "Failed to bind the control socket %s, coredumpctl delete needs root: %m", path);
+                return;
+        }
+        r = sd_event_add_io(m->event, &m->control_source, fd, EPOLLIN, on_connect, m);
+        if (r < 0) {
+                safe_close(fd);
+                log_warning_errno(r, "Failed to watch the control socket: %m");
+                return;
+        }
+        (void) sd_event_source_set_io_fd_own(m->control_source, true);
+        snprintf(m->control_path, sizeof m->control_path, "%s", path);
+}
+
+void control_free(Manager *m) {
+        m->control_source = sd_event_source_disable_unref(m->control_source);
+        if (m->control_path[0])
+                (void) unlink(m->control_path);
+        m->control_path[0] = 0;
+}

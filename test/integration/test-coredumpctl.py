@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Our coredumpctl against real crashes recorded by our daemon: over a real journald's journal,
+over the records beside the cores alone, and over a mix; compared with systemd's coredumpctl
+where both read the same journal."""
+import json
+import os
+import pty
+import re
+import shutil
+import subprocess
+import time
+
+from cdtest import (CRASHER, Env, Journal, check, coredumpctl, crash, elf_core_info, run_cases,
+                    systemd_coredumpctl, test_user)
+
+LIST_KEYS = {"time", "pid", "uid", "gid", "sig", "corefile", "exe", "size"}
+
+
+def ok(p, what):
+    check(p.returncode == 0, f"{what}: exit {p.returncode}\nstdout: {p.stdout.decode(errors='replace')}\n"
+                             f"stderr: {p.stderr.decode(errors='replace')}")
+    return p.stdout.decode()
+
+
+def fails(p, what, message):
+    err = p.stderr.decode(errors="replace")
+    check(p.returncode == 1, f"{what}: exit {p.returncode}, expected 1\nstderr: {err}")
+    check(message in err, f"{what}: stderr lacks {message!r}:\n{err}")
+
+
+def rows(text):
+    return [l for l in text.splitlines()[1:] if l.strip()]
+
+
+def user_exe(env):
+    """A copy of the crasher the test user can run (the build tree may be out of their reach)."""
+    exe = os.path.join(env.base, "crasher")
+    if not os.path.exists(exe):
+        shutil.copy(CRASHER, exe)
+        os.chmod(exe, 0o755)
+    return exe
+
+
+def crash_and_wait(env, n_before, mode="segv", user=None, exe=CRASHER):
+    pid, _ = crash(mode, user=user, exe=exe)
+    env.wait_cores(n_before + 1)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and len([f for f in os.listdir(env.store) if f.startswith("record.")]) <= n_before:
+        time.sleep(0.05)
+    return pid
+
+
+def core_of(env, pid):
+    hits = [c for c in env.cores() if f".{pid}." in os.path.basename(c)]
+    check(len(hits) == 1, f"cores for PID {pid}: {hits}")
+    return hits[0]
+
+
+def without(text, *labels):
+    return "\n".join(l for l in text.splitlines() if not any(l.lstrip().startswith(x + ":") for x in labels))
+
+
+def check_dump(args, pid, env, what):
+    out = os.path.join(env.base, f"dump-{pid}-{what}.core")
+    ok(coredumpctl(*args, "dump", str(pid), "-o", out), f"dump ({what})")
+    info = elf_core_info(out)
+    check(info["type"] == 4 and info["pids"][0] == pid, f"dump ({what}) is not PID {pid}'s core: {info}")
+    return out
+
+
+def case_journal():
+    """list/info/-F/JSON/dump over a journal our daemon wrote: byte for byte what systemd's
+    coredumpctl prints for the same journal (info: plus our TID line)."""
+    systemd = systemd_coredumpctl()
+    user = test_user()
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    exe = user_exe(env)
+    pids = [crash_and_wait(env, 0, "segv", exe=exe), crash_and_wait(env, 1, "abort", exe=exe),
+            crash_and_wait(env, 2, "segv", user=user, exe=exe)]
+    time.sleep(0.5)
+    j.sync()
+    D = ("-D", j.dir)
+    for args in (("list",), ("list", "--json=short"), ("--json=pretty", "list"), ("list", "--no-legend"),
+                 ("list", "-r", "-n", "2"), ("-1",), ("list", "-F", "COREDUMP_EXE"), ("list", exe),
+                 ("list", "crasher"), ("list", str(pids[1])), ("list", "COREDUMP_UID=" + str(user.pw_uid))):
+        ours, theirs = coredumpctl(*D, *args), coredumpctl(*D, *args, tool=systemd)
+        check(ours.stdout == theirs.stdout and ours.returncode == theirs.returncode,
+              f"{args}: ours (exit {ours.returncode}):\n{ours.stdout.decode()}\n"
+              f"systemd's (exit {theirs.returncode}):\n{theirs.stdout.decode()}")
+    listed = ok(coredumpctl(*D, "list"), "list")
+    check(len(rows(listed)) == 3 and all(" present " in r for r in rows(listed)), f"list:\n{listed}")
+    data = json.loads(ok(coredumpctl(*D, "list", "--json=short"), "json"))
+    check([e["pid"] for e in data] == pids and all(set(e) == LIST_KEYS for e in data), f"json: {data}")
+    for e in data:
+        check(e["size"] == os.path.getsize(core_of(env, e["pid"])) and e["corefile"] == "present", f"json row {e}")
+    check(data[1]["sig"] == 6 and data[2]["uid"] == user.pw_uid, f"json: {data}")
+    check(ok(coredumpctl(*D, "list", "-F", "COREDUMP_EXE"), "-F").splitlines() == [exe] * 3, "-F COREDUMP_EXE")
+    for pid in pids:
+        ours = ok(coredumpctl(*D, "info", str(pid)), "info")
+        theirs = ok(coredumpctl(*D, "info", str(pid), tool=systemd), "systemd info")
+        check(without(ours, "TID", "Timestamp") == without(theirs, "Timestamp"), f"info:\n{ours}\nsystemd's:\n{theirs}")
+        check(f"TID: {pid}" in ours and f"Storage: {core_of(env, pid)} (present)" in ours, f"info:\n{ours}")
+        a = check_dump(D, pid, env, "ours")
+        b = os.path.join(env.base, f"dump-{pid}-systemd.core")
+        ok(coredumpctl(*D, "dump", str(pid), "-o", b, tool=systemd), "systemd dump")
+        check(open(a, "rb").read() == open(b, "rb").read(), "dumps differ from systemd's")
+    d.stop()
+
+
+def case_records():
+    """Without any journal: list/info/dump/debug from the records beside the cores, found
+    through Directory= of the configuration."""
+    env = Env()
+    d = env.start()
+    pids = [crash_and_wait(env, 0, "segv"), crash_and_wait(env, 1, "abort")]
+    C = ("--config", env.conf)
+    listed = ok(coredumpctl(*C, "list", *map(str, pids)), "list")
+    check(len(rows(listed)) == 2 and all(" present " in r for r in rows(listed)), f"list:\n{listed}")
+    data = json.loads(ok(coredumpctl(*C, "--json=short", "list", *map(str, pids)), "json"))
+    check([e["pid"] for e in data] == pids and [e["sig"] for e in data] == [11, 6], f"json: {data}")
+    info = ok(coredumpctl(*C, "info", str(pids[1])), "info")
+    boot = open("/proc/sys/kernel/random/boot_id").read().strip().replace("-", "")
+    for want in (f"PID: {pids[1]} (crasher)", "Signal: 6 (ABRT)", f"Executable: {CRASHER}", f"Boot ID: {boot}",
+                 f"Storage: {core_of(env, pids[1])} (present)", "Size on Disk: ",
+                 f"Message: Process {pids[1]} (crasher) of user 0 dumped core."):
+        check(want in info, f"info lacks {want!r}:\n{info}")
+    check_dump(C, pids[0], env, "records")
+    p = coredumpctl(*C, "debug", str(pids[0]), "-A", "-batch -nx -ex 'info threads'")
+    out = ok(p, "debug")
+    check(re.search(r"^\*\s+1\s+(Thread|LWP|process)", out, re.M), f"gdb did not load the core:\n{out}")
+    d.stop()
+
+
+def case_mix():
+    """Crashes in the journal and crashes only in records (journald gone meanwhile): listed
+    once each, the journal's copy preferred."""
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    first = [crash_and_wait(env, 0), crash_and_wait(env, 1, "abort")]
+    time.sleep(0.5)
+    j.sync()
+    j.stop()
+    later = crash_and_wait(env, 2)
+    args = ("-D", j.dir, "--storage", env.store)
+    data = json.loads(ok(coredumpctl(*args, "list", "--json=short"), "json"))
+    check([e["pid"] for e in data] == first + [later], f"merged list: {data}")
+    journal_only = json.loads(ok(coredumpctl("-D", j.dir, "list", "--json=short"), "journal only"))
+    check([e["pid"] for e in journal_only] == first, f"journal: {journal_only}")
+    info = ok(coredumpctl(*args, "info", str(later)), "info of the record-only crash")
+    check(f"Storage: {core_of(env, later)} (present)" in info, f"info:\n{info}")
+    check("Machine ID: " in ok(coredumpctl(*args, "info", str(first[0])), "info from the journal"), "no Machine ID")
+    for pid in first + [later]:
+        check_dump(args, pid, env, "mix")
+    d.stop()
+
+
+def case_gdb():
+    """coredumpctl gdb PID -A '-batch -ex bt' names the crashing functions of a program with
+    debug info, innermost first; the debugger's exit status passes through; no file is left."""
+    env = Env()
+    d = env.start()
+    pid = crash_and_wait(env, 0, "deep")
+    C = ("--config", env.conf)
+    before = set(os.listdir("/var/tmp"))
+    out = ok(coredumpctl(*C, "gdb", str(pid), "-A", "-batch -nx -ex bt"), "gdb bt")
+    bt = out[out.rindex("\n#0 "):]  # gdb prints frame #0 once when loading the core, then the bt
+    frames = re.findall(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(\w+)", bt, re.M)
+    check(frames[:3] == ["cds_crash_inner", "cds_crash_middle", "cds_crash_outer"], f"bt frames {frames}:\n{out}")
+    p = coredumpctl(*C, "-q", "debug", str(pid), "--debugger=sh", "-A", "-c 'test -s \"$3\" && exit 7' sh")
+    check(p.returncode == 7, f"debugger exit status not passed through: {p.returncode} {p.stderr.decode()}")
+    check(set(os.listdir("/var/tmp")) <= before | {os.path.basename(env.base)}, "debug left files in /var/tmp")
+    d.stop()
+
+
+def case_negative():
+    """Each wrong use fails with exit 1 and says why; vanished, unreadable and broken cores are
+    shown as missing, inaccessible and error."""
+    user = test_user()
+    env = Env()
+    d = env.start()
+    exe = user_exe(env)
+    pid = crash_and_wait(env, 0, exe=exe)
+    upid = crash_and_wait(env, 1, user=user, exe=exe)
+    gone = crash_and_wait(env, 2, exe=exe)
+    broken = crash_and_wait(env, 3, exe=exe)
+    C = ("--config", env.conf)
+    fails(coredumpctl(*C, "list", "nosuchprogram"), "no match", "No coredumps found.")
+    fails(coredumpctl(*C, "info", "999999999"), "no such PID", "No coredumps found.")
+    fails(coredumpctl(*C, "--frobnicate"), "unknown option", "unrecognized option")
+    fails(coredumpctl(*C, "frobnicate"), "unknown verb", "Unknown command verb 'frobnicate'.")
+    fails(coredumpctl(*C, "--json=xml", "list"), "bad --json", "Unknown argument to --json=")
+    fails(coredumpctl(*C, "-n", "0", "list"), "bad -n", "Invalid numeric parameter to -n")
+    fails(coredumpctl(*C, "-S", "next tuesday", "list"), "bad --since", "Failed to parse timestamp")
+    fails(coredumpctl(*C, "-S", "today", "-U", "yesterday", "list"), "since after until", "--since= must be before")
+    fails(coredumpctl(*C, "dump", "-F", "COREDUMP_EXE", str(pid)), "dump -F", "only makes sense with list")
+    fails(coredumpctl(*C, "delete"), "delete without match", "delete needs a match")
+    fails(coredumpctl(*C, "FIELD-x=1"), "bad field", "Unknown command verb")
+    fails(coredumpctl(*C, "list", "bad-field=1"), "bad field name", "invalid field name")
+    # dump to a terminal is refused before anything is written
+    master, slave = pty.openpty()
+    p = coredumpctl(*C, "dump", str(pid), stdout=slave)
+    os.close(slave)
+    os.close(master)
+    fails(p, "dump to a tty", "Refusing to dump core to tty")
+    # a core that vanished, one the user may no longer read, one that is not a file
+    os.unlink(core_of(env, gone))
+    subprocess.run(["setfacl", "-b", core_of(env, upid)], check=True)
+    bpath = core_of(env, broken)
+    os.unlink(bpath)
+    os.mkdir(bpath)
+    data = {e["pid"]: e for e in json.loads(ok(coredumpctl(*C, "--json=short", "list"), "list"))}
+    check(data[gone]["corefile"] == "missing" and data[gone]["size"] is None, f"vanished core: {data[gone]}")
+    check(data[broken]["corefile"] == "error", f"directory instead of a core: {data[broken]}")
+    check(data[pid]["corefile"] == "present", f"intact core: {data[pid]}")
+    fails(coredumpctl(*C, "dump", str(gone), "-o", os.path.join(env.base, "x")), "dump of a vanished core",
+          "Cannot access")
+    mine = json.loads(ok(coredumpctl(*C, "--json=short", "list", user=user), "list as user"))
+    check([(e["pid"], e["corefile"]) for e in mine] == [(upid, "inaccessible")], f"user's view: {mine}")
+    fails(coredumpctl(*C, "dump", str(upid), "-o", "/dev/null", user=user), "dump of an unreadable core",
+          "Cannot access")
+    d.stop()
+
+
+CONTROL_CLIENT = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.send(sys.argv[2].encode())
+print(s.recv(512).decode())
+"""
+
+
+def control_request(path, text, user):
+    """One raw request on coredumpd's control socket, as user."""
+    p = subprocess.run(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups",
+                        "python3", "-c", CONTROL_CLIENT, path, text], capture_output=True, text=True, timeout=30)
+    check(p.returncode == 0, f"control client failed: {p.stderr}")
+    return p.stdout.strip()
+
+
+def case_user():
+    """A user lists only their own crashes (journal and records) and deletes only their own;
+    root deletes anyone's. Deleted cores' journal entries stay, their core missing."""
+    user = test_user()
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    exe = user_exe(env)
+    root_pids = [crash_and_wait(env, 0, exe=exe), crash_and_wait(env, 1, exe=exe)]
+    user_pids = [crash_and_wait(env, 2, user=user, exe=exe), crash_and_wait(env, 3, user=user, exe=exe)]
+    time.sleep(0.5)
+    j.sync()
+    U = ("-D", j.dir, "--storage", env.store, "--control", env.control)
+    seen = json.loads(ok(coredumpctl(*U, "--json=short", "list", user=user), "user list"))
+    check([e["pid"] for e in seen] == user_pids and all(e["corefile"] == "present" for e in seen), f"user sees {seen}")
+    fails(coredumpctl(*U, "delete", str(root_pids[0]), user=user), "user deleting root's crash", "No coredumps found.")
+    root_core = os.path.basename(core_of(env, root_pids[0]))
+    check(control_request(env.control, f"DELETE {root_core}", user) == "ERR 1", "daemon let a user delete root's core")
+    check(os.path.exists(core_of(env, root_pids[0])), "root's core is gone")
+    for bad in ("DELETE ../etc/passwd", "DELETE core", "FROB x", "DELETE " + "a" * 600):
+        check(control_request(env.control, bad, user).startswith("ERR "), f"control accepted {bad!r}")
+    ok(coredumpctl(*U, "delete", str(user_pids[0]), user=user), "user deleting their own crash")
+    check(not any(f".{user_pids[0]}." in f for f in os.listdir(env.store)), "the user's core or record remains")
+    d.wait_log(rf"Deleted core\.crasher\.{user.pw_uid}\..*\.{user_pids[0]}\..* at the request of uid {user.pw_uid}")
+    after = {e["pid"]: e["corefile"] for e in json.loads(ok(coredumpctl(*U, "--json=short", "list", user=user), "list"))}
+    check(after == {user_pids[0]: "missing", user_pids[1]: "present"}, f"after delete: {after}")
+    ok(coredumpctl(*U, "delete", str(user_pids[1])), "root deleting a user's crash")
+    ok(coredumpctl(*U, "delete", str(root_pids[1])), "root deleting root's crash")
+    left = sorted(f.split(".")[4] for f in os.listdir(env.store))
+    check(left == [str(root_pids[0])] * 2, f"store after deletes: {os.listdir(env.store)}")
+    d.stop()
+
+
+def case_vacuum():
+    """vacuum deletes the oldest core of the uid with the most cores until --max-use holds,
+    and by age; the records stay (core missing); disk-usage counts what du counts."""
+    user = test_user()
+    env = Env()
+    d = env.start()
+    exe = user_exe(env)
+    root_pids = [crash_and_wait(env, i, exe=exe) for i in range(3)]
+    upid = crash_and_wait(env, 3, user=user, exe=exe)
+    C = ("--config", env.conf)
+    du = sum(os.stat(os.path.join(env.store, f)).st_blocks * 512 for f in os.listdir(env.store))
+    check(ok(coredumpctl(*C, "-q", "disk-usage"), "disk-usage").strip() == str(du), "disk-usage differs from du")
+    check("4 cores; 4 records" in ok(coredumpctl(*C, "disk-usage"), "disk-usage"), "disk-usage counts")
+    out = ok(coredumpctl(*C, "vacuum", "--older-than=1h", "--keep-free=0", "--max-use=1G"), "vacuum by age")
+    check("(0 deleted)" in out and len(env.cores()) == 4, f"vacuum deleted young cores:\n{out}")
+    core_bytes = sum(os.stat(c).st_blocks * 512 for c in env.cores())
+    out = ok(coredumpctl(*C, "vacuum", f"--max-use={core_bytes - 1}", "--keep-free=0"), "vacuum by size")
+    check("(1 deleted)" in out and not os.path.exists(os.path.join(env.store, "x")), f"vacuum:\n{out}")
+    states = {e["pid"]: e["corefile"] for e in json.loads(ok(coredumpctl(*C, "--json=short", "list"), "list"))}
+    check(states == {root_pids[0]: "missing", root_pids[1]: "present", root_pids[2]: "present", upid: "present"},
+          f"after vacuum: {states}")
+    ok(coredumpctl(*C, "vacuum", "--older-than=0", "--keep-free=0"), "vacuum everything old")
+    check(env.cores() == [] and len(os.listdir(env.store)) == 4, f"records must stay: {os.listdir(env.store)}")
+    fails(coredumpctl(*C, "vacuum", "--max-use=lots"), "bad size", "Invalid size")
+    d.stop()
+
+
+def case_group():
+    """list --group: one row per program, signal and stack signature, with counts."""
+    env = Env()
+    d = env.start()
+    for i, mode in enumerate(("segv", "segv", "abort", "segv")):
+        crash_and_wait(env, i, mode)
+    C = ("--config", env.conf)
+    groups = json.loads(ok(coredumpctl(*C, "--json=short", "list", "--group", CRASHER), "group"))
+    check(sorted((g["sig"], g["count"]) for g in groups) == [(6, 1), (11, 3)], f"groups: {groups}")
+    check(all(set(g) == {"count", "first", "last", "sig", "exe", "signature"} and g["first"] <= g["last"] for g in groups),
+          f"group keys: {groups}")
+    text = ok(coredumpctl(*C, "list", "--group", CRASHER), "group table")
+    check(text.splitlines()[0].split() == ["COUNT", "FIRST", "LAST", "SIG", "EXE", "SIGNATURE"], text)
+    d.stop()
+
+
+if __name__ == "__main__":
+    run_cases({"journal": case_journal, "records": case_records, "mix": case_mix, "gdb": case_gdb,
+               "negative": case_negative, "user": case_user, "vacuum": case_vacuum, "group": case_group})

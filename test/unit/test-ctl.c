@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpctl's pure parts: the export reader, formatting as systemd prints it, timestamps,
+ * the JSON scanner, matches, stack signatures, stored names. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "control-proto.h"
+#include "ctl-format.h"
+#include "ctl-group.h"
+#include "ctl-json.h"
+#include "ctl-match.h"
+#include "ctl-time.h"
+#include "export-format.h"
+#include "tests.h"
+#include "vacuum.h"
+
+static void test_export(void) {
+        static const uint8_t text[] = "A=1\nBIN\n\x03\0\0\0\0\0\0\0x\ny\n__REALTIME_TIMESTAMP=5\n\nB=2\n\n";
+        size_t len = sizeof text - 1, pos = 0;
+        RecordField f;
+
+        CHECK_EQ(export_next_field(text, len, &pos, &f), 1);
+        CHECK(f.name_len == 1 && f.value_len == 1 && f.value[0] == '1');
+        CHECK_EQ(export_next_field(text, len, &pos, &f), 1);
+        CHECK(f.name_len == 3 && f.value_len == 3 && memcmp(f.value, "x\ny", 3) == 0);
+        CHECK_EQ(export_next_field(text, len, &pos, &f), 1);
+        CHECK(f.name_len == 20);
+        CHECK_EQ(export_next_field(text, len, &pos, &f), 0); /* end of the first entry */
+        CHECK_EQ(export_next_field(text, len, &pos, &f), 1);
+        CHECK_EQ(export_next_field(text, len, &pos, &f), 0);
+        CHECK_EQ(export_next_field(text, len, &pos, &f), 0);
+        CHECK_EQ(pos, len);
+
+        /* every cut of it and every byte flipped: an error or a field inside the buffer */
+        for (size_t cut = 0; cut < len; cut++)
+                for (unsigned flip = 0; flip < 2; flip++) {
+                        uint8_t *b = malloc(cut + 1);
+                        int r;
+                        memcpy(b, text, cut);
+                        if (flip && cut > 0)
+                                b[cut / 2] ^= 0xff;
+                        pos = 0;
+                        while ((r = export_next_field(b, cut, &pos, &f)) >= 0 && pos < cut)
+                                CHECK(f.value + f.value_len <= b + cut || r == 0);
+                        CHECK(pos <= cut);
+                        free(b);
+                }
+        /* a length pointing past the end, a bad name */
+        pos = 0;
+        CHECK_EQ(export_next_field((const uint8_t *) "X\n\xff\xff\xff\xff\xff\xff\xff\xff\n", 11, &pos, &f), -EBADMSG);
+        pos = 0;
+        CHECK_EQ(export_next_field((const uint8_t *) "a b=1\n", 6, &pos, &f), -EBADMSG);
+}
+
+static void test_bytes(void) {
+        char b[FORMAT_BYTES_MAX];
+
+        /* as systemd's format_bytes() prints them */
+        CHECK_STREQ(format_bytes(b, sizeof b, 0), "0B");
+        CHECK_STREQ(format_bytes(b, sizeof b, 1023), "1023B");
+        CHECK_STREQ(format_bytes(b, sizeof b, 1024), "1.0K");
+        CHECK_STREQ(format_bytes(b, sizeof b, 1536), "1.5K");
+        CHECK_STREQ(format_bytes(b, sizeof b, 209715200), "200.0M");
+        CHECK_STREQ(format_bytes(b, sizeof b, 1073741823), "1023.9M");
+        CHECK_STREQ(format_bytes(b, sizeof b, 5ull << 30), "5.0G");
+        CHECK_STREQ(format_bytes(b, sizeof b, UINT64_MAX - 1), "15.9E");
+}
+
+static void test_relative(void) {
+        const uint64_t s = USEC_PER_SEC, now = 1000000 * s;
+        char b[FORMAT_TIMESTAMP_MAX];
+
+        CHECK_STREQ(format_timestamp_relative(b, sizeof b, now, now), "now");
+        CHECK_STREQ(format_timestamp_relative(b, sizeof b, now - 3 * s, now), "3s ago");
+        CHECK_STREQ(format_timestamp_relative(b, sizeof b, now - 90 * s, now), "1min 30s ago");
+        CHECK_STREQ(format_timestamp_relative(b, sizeof b, now - 600 * s, now), "10min ago");
+        CHECK_STREQ(format_timestamp_relative(b, sizeof b, now - 3700 * s, now), "1h 1min ago");
+        CHECK_STREQ(format_timestamp_relative(b, sizeof b, now - 26 * 3600 * s, now), "1 day 2h ago");
+        CHECK_STREQ(format_timestamp_relative(b, sizeof b, now - 9 * 86400 * s, now), "1 week 2 days ago");
+        CHECK_STREQ(format_timestamp_relative(b, sizeof b, now + 5 * s, now), "5s left");
+}
+
+static void test_parse_timestamp(void) {
+        uint64_t now = 1796301477ull * USEC_PER_SEC, t;
+
+        setenv("TZ", "UTC", 1);
+        tzset();
+        CHECK(parse_timestamp_at("now", now, &t) == 0 && t == now);
+        CHECK(parse_timestamp_at("@1000", now, &t) == 0 && t == 1000 * USEC_PER_SEC);
+        CHECK(parse_timestamp_at("-1h", now, &t) == 0 && t == now - 3600 * USEC_PER_SEC);
+        CHECK(parse_timestamp_at("2 days ago", now, &t) == 0 && t == now - 2 * 86400 * USEC_PER_SEC);
+        CHECK(parse_timestamp_at("2026-12-03", now, &t) == 0 && t == 1796256000ull * USEC_PER_SEC);
+        CHECK(parse_timestamp_at("2026-12-03 12:37:57", now, &t) == 0 && t == 1796301477ull * USEC_PER_SEC);
+        CHECK(parse_timestamp_at("12:37", now, &t) == 0 && t == 1796301420ull * USEC_PER_SEC);
+        CHECK(parse_timestamp_at("today", now, &t) == 0 && t == 1796256000ull * USEC_PER_SEC);
+        CHECK(parse_timestamp_at("yesterday", now, &t) == 0 && t == (1796256000ull - 86400) * USEC_PER_SEC);
+        CHECK(parse_timestamp_at("next tuesday", now, &t) < 0);
+        CHECK(parse_timestamp_at("2026-13-45", now, &t) < 0);
+        CHECK(parse_timestamp_at("@", now, &t) < 0);
+        CHECK(parse_timestamp_at("", now, &t) < 0);
+}
+
+typedef struct Seen {
+        char keys[4][64], values[4][64];
+        unsigned n;
+} Seen;
+
+static void collect(const char *key, const char *value, void *userdata) {
+        Seen *s = userdata;
+
+        if (s->n < 4) {
+                snprintf(s->keys[s->n], 64, "%s", key);
+                snprintf(s->values[s->n], 64, "%s", value ?: "(null)");
+                s->n++;
+        }
+}
+
+static void test_json(void) {
+        static const char good[] = "{\"/usr/bin/a\":{\"name\":\"x\",\"deps\":[1,{\"k\":null}],\"buildId\":\"ab12\"},"
+                                   " \"/lib/b.so\" : {\"buildId\" : \"cd\\\"34\"}, \"c\":{}, \"d\":[true]}";
+        static const char *bad[] = { "", "{", "{\"a\"}", "{\"a\":{\"buildId\":\"x}}", "[1]", "{\"a\":{}} x",
+                                     "{\"a\":{\"b\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}}" };
+        Seen s = {};
+
+        CHECK_EQ(json_object_scan(good, strlen(good), "buildId", collect, &s), 0);
+        CHECK_EQ(s.n, 4);
+        CHECK_STREQ(s.keys[0], "/usr/bin/a");
+        CHECK_STREQ(s.values[0], "ab12");
+        CHECK_STREQ(s.values[1], "cd\"34");
+        CHECK_STREQ(s.values[2], "(null)");
+        CHECK_STREQ(s.keys[3], "d");
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                Seen t = {};
+                CHECK_EQ(json_object_scan(bad[i], strlen(bad[i]), "buildId", collect, &t), -EBADMSG);
+        }
+}
+
+static void test_matches(void) {
+        char *args[] = { "COREDUMP_COMM=a", "COREDUMP_COMM=b", "42", "/usr/bin/x" };
+        MatchSet m = {};
+        Entry e = {};
+
+        CHECK_EQ(match_set_parse(&m, args, 4), 0);
+        CHECK_STREQ(m.items[2].field, "COREDUMP_PID");
+        CHECK_STREQ(m.items[3].field, "COREDUMP_EXE");
+        record_add_str(&e.fields, "COREDUMP_COMM", "b");
+        record_add_str(&e.fields, "COREDUMP_PID", "42");
+        CHECK(!match_set_test(&m, &e)); /* no COREDUMP_EXE */
+        record_add_str(&e.fields, "COREDUMP_EXE", "/usr/bin/x");
+        CHECK(match_set_test(&m, &e)); /* COMM a OR b, AND PID, AND EXE */
+        match_set_free(&m);
+        {
+                char *word[] = { "sshd" }, *zero[] = { "0" }, *rel[] = { "bin/x" };
+                CHECK_EQ(match_set_parse(&m, word, 1), 0);
+                CHECK_STREQ(m.items[0].field, "COREDUMP_COMM");
+                match_set_free(&m);
+                CHECK_EQ(match_set_parse(&m, zero, 1), 0);
+                CHECK_STREQ(m.items[0].field, "COREDUMP_COMM"); /* 0 is no PID */
+                match_set_free(&m);
+                CHECK_EQ(match_set_parse(&m, rel, 1), 0);
+                CHECK(m.items[0].value[0] == '/');
+                match_set_free(&m);
+        }
+        entry_free(&e);
+}
+
+static void test_signature(void) {
+        char b[SIGNATURE_MAX];
+
+        stack_signature("Process 1 (x) of user 0 dumped core.\n\nStack trace of thread 7:\n"
+                        "#0  0x0000000000401000 inner (x + 0x1000)\n#1  0x0000000000401100 n/a (x + 0x1100)\n"
+                        "#2  0x0000000000401200 middle (x + 0x1200)\n#3  0x0000000000401300 outer (x + 0x1300)\n"
+                        "#4  0x0000000000401400 main (x + 0x1400)\n\nStack trace of thread 8:\n#0  0x1 other (x)\n",
+                        b, sizeof b);
+        CHECK_STREQ(b, "inner < middle < outer");
+        stack_signature("Process 1 (x) of user 0 dumped core.", b, sizeof b);
+        CHECK_STREQ(b, "");
+        stack_signature(NULL, b, sizeof b);
+        CHECK_STREQ(b, "");
+        stack_signature("Stack trace of thread 1:\n#0 ", b, sizeof b);
+        CHECK_STREQ(b, "");
+}
+
+static void test_names(void) {
+        uid_t uid;
+        uint64_t usec;
+
+        CHECK_EQ(vacuum_parse_name("core.sshd.1000.0123456789abcdef0123456789abcdef.42.1796301477361187.zst", &uid, &usec), 0);
+        CHECK(uid == 1000 && usec == 1796301477361187ull);
+        CHECK_EQ(vacuum_parse_name("core.a\\x2eb.0.b.1.2", &uid, &usec), 0);
+        CHECK(vacuum_parse_name("core.x.y.b.1.2", &uid, &usec) < 0);
+        CHECK(vacuum_parse_name("record.x.0.b.1.2.export", &uid, &usec) < 0);
+        CHECK(control_name_valid("core.sshd.0.b.1.2.zst"));
+        CHECK(control_name_valid("record.sshd.0.b.1.2.export"));
+        CHECK(!control_name_valid("core."));
+        CHECK(!control_name_valid("../core.x"));
+        CHECK(!control_name_valid("core.x/y"));
+        CHECK(!control_name_valid("record.x"));
+        CHECK(!control_name_valid("core.a b"));
+        CHECK(!control_name_valid("other"));
+}
+
+int main(void) {
+        test_export();
+        test_bytes();
+        test_relative();
+        test_parse_timestamp();
+        test_json();
+        test_matches();
+        test_signature();
+        test_names();
+        TESTS_DONE();
+}
