@@ -10,6 +10,11 @@ cd "$(dirname "$0")/.."
 require_root
 install_packages $BUILD_PACKAGES
 ensure_worker_user
-[ -f build/build.ninja ] || meson setup build >/dev/null
+# the paths of a distribution package: /etc/coredump-socket, /var/lib/coredump-socket
+if [ -f build/build.ninja ]; then
+        meson configure build -Dprefix=/usr >/dev/null
+else
+        meson setup build -Dprefix=/usr >/dev/null
+fi
 ninja -C build >/dev/null
 exec build/src/coredumpd "$@"

@@ -64,9 +64,9 @@ run_suite() { # build-dir meson-setup-args...
         [ $rc = 0 ] || failed=$((failed > 0 ? failed : 1))
 }
 
-run_suite build -Dwerror=true
+run_suite build -Dprefix=/usr -Dwerror=true
 # the sanitizer build also lets tests make workers misbehave (crash, hang, malformed messages)
-run_suite build-sanitizers -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dworker-test-faults=true
+run_suite build-sanitizers -Dprefix=/usr -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dworker-test-faults=true
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -374,6 +374,7 @@ def coredumpctl(*args, user=None, tool=None, stdin=None, stdout=subprocess.PIPE,
     cmd = [tool or COREDUMPCTL, "--no-pager", *args]
     if user:
         cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", *cmd]
-    e = dict(os.environ, TZ="UTC", LC_ALL="C.UTF-8", SYSTEMD_COLORS="0", **(env or {}))
+    e = dict(os.environ, TZ="UTC", LC_ALL="C.UTF-8", SYSTEMD_COLORS="0")
+    e.update(env or {})
     return subprocess.run(cmd, stdin=stdin or subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, env=e,
                            timeout=timeout)

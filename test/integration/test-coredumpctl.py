@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import time
 
-from cdtest import (CRASHER, Env, Journal, check, coredumpctl, crash, elf_core_info, run_cases,
+from cdtest import (COREDUMPCTL, CRASHER, Env, Journal, check, coredumpctl, crash, elf_core_info, run_cases,
                     systemd_coredumpctl, test_user)
 
 LIST_KEYS = {"time", "pid", "uid", "gid", "sig", "corefile", "exe", "size"}
@@ -318,6 +318,62 @@ def case_group():
     d.stop()
 
 
+def on_pty(args, env=None, stdout_file=None, timeout=300):
+    """Runs our coredumpctl with a terminal as stdout (or stderr, if stdout goes to a file) and
+    returns (exit status, what the terminal got)."""
+    master, slave = pty.openpty()
+    e = dict(os.environ, TZ="UTC", TERM="xterm", **(env or {}))
+    for k in ("SYSTEMD_COLORS", "NO_COLOR", "PAGER", "SYSTEMD_PAGER", "LESS"):
+        if k not in (env or {}):
+            e.pop(k, None)
+    out = open(stdout_file, "wb") if stdout_file else slave
+    p = subprocess.Popen([COREDUMPCTL, *args], stdin=subprocess.DEVNULL, stdout=out, stderr=slave, env=e)
+    os.close(slave)
+    got = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the last writer closed
+            break
+        if not chunk:
+            break
+        got += chunk
+    os.close(master)
+    rc = p.wait(timeout)
+    if stdout_file:
+        out.close()
+    return rc, got.decode(errors="replace")
+
+
+def case_terminal():
+    """On a terminal: colours, a pager, and a progress line while a large core decompresses;
+    in a pipe none of them."""
+    env = Env()
+    d = env.start()
+    gone = crash_and_wait(env, 0)
+    os.unlink(core_of(env, gone))
+    pid, _ = crash("mem", 48, "random")
+    env.wait_cores(1)  # the first one's core is gone
+    C = ("--config", env.conf)
+    rc, text = on_pty([*C, "list"], env={"SYSTEMD_PAGER": "sed s/^/PAGED:/"})
+    check(rc == 0 and "PAGED:" in text and "\x1b[" in text, f"no pager or colours on a terminal:\n{text!r}")
+    check("\x1b[0;38;5;245mmissing" in text, f"missing core not greyed:\n{text!r}")
+    piped = ok(coredumpctl(*C, "list", env={"SYSTEMD_PAGER": "sed s/^/PAGED:/", "SYSTEMD_COLORS": ""}), "piped list")
+    check("PAGED:" not in piped and "\x1b[" not in piped, f"pager or colours in a pipe:\n{piped!r}")
+    rc, text = on_pty([*C, "--no-pager", "list"], env={"SYSTEMD_PAGER": "sed s/^/PAGED:/", "NO_COLOR": "1"})
+    check(rc == 0 and "PAGED:" not in text and "\x1b[" not in text, f"--no-pager/NO_COLOR ignored:\n{text!r}")
+    size = os.path.getsize(core_of(env, pid))
+    check(size >= 16 << 20, f"the random-memory core compressed to {size} bytes, too small for a progress line")
+    out = os.path.join(env.base, "big.core")
+    rc, text = on_pty([*C, "dump", str(pid)], stdout_file=out)
+    check(rc == 0 and "Decompressing core: 100%" in text, f"no progress line on the terminal:\n{text[-2000:]!r}")
+    check(elf_core_info(out)["pids"][0] == pid, "the dumped core is not the crash's")
+    p = coredumpctl(*C, "dump", str(pid), "-o", out)
+    check(b"Decompressing" not in p.stderr, "progress line without a terminal")
+    d.stop()
+
+
 if __name__ == "__main__":
     run_cases({"journal": case_journal, "records": case_records, "mix": case_mix, "gdb": case_gdb,
-               "negative": case_negative, "user": case_user, "vacuum": case_vacuum, "group": case_group})
+               "negative": case_negative, "user": case_user, "vacuum": case_vacuum, "group": case_group,
+               "terminal": case_terminal})
