@@ -3,6 +3,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -71,12 +72,20 @@ static int split_stored(const char *path, char *dir, size_t dsize, char *name, s
         return 0;
 }
 
+/* Whether dir is the storage directory (entries name files; only the store's are ours). */
+static bool in_store(const CtlArgs *a, const char *dir) {
+        char store[PATH_MAX], real_store[PATH_MAX], real_dir[PATH_MAX];
+
+        return ctl_storage_dir(a, store, sizeof store) >= 0 && realpath(store, real_store) &&
+               realpath(dir, real_dir) && strcmp(real_store, real_dir) == 0;
+}
+
 static int delete_file(const CtlArgs *a, const char *path, bool *deleted) {
         char dir[PATH_MAX], name[CONTROL_NAME_MAX + 1];
         int r;
 
         *deleted = false;
-        if (split_stored(path, dir, sizeof dir, name, sizeof name) < 0)
+        if (split_stored(path, dir, sizeof dir, name, sizeof name) < 0 || !in_store(a, dir))
                 return log_error_errno(-EINVAL, "Not a file coredump-socket stored, not deleting: %s", path);
         r = geteuid() == 0 ? delete_direct(dir, name) : delete_via_daemon(a, name);
         if (r == -ENOENT)

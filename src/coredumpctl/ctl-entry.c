@@ -86,7 +86,7 @@ bool entry_field_listed(const char *name, size_t len, const char *extra) {
         static const char *const listed[] = {
                 "MESSAGE_ID", "COREDUMP_PID", "COREDUMP_UID", "COREDUMP_GID", "COREDUMP_SIGNAL",
                 "COREDUMP_EXE", "COREDUMP_COMM", "COREDUMP_FILENAME", "COREDUMP_TRUNCATED",
-                "COREDUMP_TIMESTAMP", "__REALTIME_TIMESTAMP", "_BOOT_ID",
+                "COREDUMP_TIMESTAMP", "__REALTIME_TIMESTAMP", "_BOOT_ID", "_UID",
         };
 
         if (extra && strlen(extra) == len && memcmp(extra, name, len) == 0)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <pwd.h>
 #include <string.h>
 #include <systemd/sd-journal.h>
 
 #include "ctl-source.h"
 #include "log.h"
+#include "parse-util.h"
 
 static void journal_closep(sd_journal **j) {
         if (*j)
@@ -74,6 +76,39 @@ static int entry_add_data(Entry *e, const void *d, size_t l, CollectMode mode, c
         return 0;
 }
 
+static uid_t uid_of(const char *name) {
+        struct passwd *pw = getpwnam(name);
+        return pw ? pw->pw_uid : UID_INVALID;
+}
+
+/* The collectors' own users, looked up once. */
+static bool is_collector(const CtlArgs *a, uid_t uid) {
+        static bool resolved;
+        static uid_t ours = UID_INVALID, systemds = UID_INVALID;
+        Config c;
+
+        if (!resolved) {
+                if (ctl_load_config(a, &c) >= 0)
+                        ours = uid_of(c.worker_user);
+                systemds = uid_of("systemd-coredump");
+                resolved = true;
+        }
+        return uid != UID_INVALID && (uid == ours || uid == systemds);
+}
+
+/* Anyone can log an entry with the coredump MESSAGE_ID. Believe one if root wrote it, or a
+ * collector's own user (ours, systemd-coredump's), or the crashing user about their own crash
+ * (our worker writes plain user crashes as that user): a user cannot plant a crash of another
+ * user, nor point root's "coredumpctl delete" at files of their choosing. */
+static bool entry_trusted(const CtlArgs *a, const Entry *e) {
+        _cleanup_free_ char *writer = entry_dup(e, "_UID"), *crashed = entry_dup(e, "COREDUMP_UID");
+        uint64_t uid;
+
+        if (!writer || strcmp(writer, "0") == 0 || (crashed && strcmp(writer, crashed) == 0))
+                return true;
+        return parse_uint64(writer, &uid) >= 0 && uid < UID_INVALID && is_collector(a, (uid_t) uid);
+}
+
 static int read_entry(sd_journal *j, CollectMode mode, const CtlArgs *a, Entry *e) {
         const void *d;
         size_t l;
@@ -121,8 +156,14 @@ int source_journal(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryL
                 if (!e)
                         return log_error_errno(-ENOMEM, "Too many coredump entries or out of memory");
                 r = read_entry(j, mode, a, e);
-                if (r < 0) {
+                if (r < 0)
                         log_warning_errno(r, "Skipping an unreadable journal entry: %m");
+                else if (!entry_trusted(a, e)) {
+                        log_debug("Skipping a coredump entry of PID %llu logged by an unrelated user.",
+                                  (unsigned long long) e->pid);
+                        r = -EPERM;
+                }
+                if (r < 0) {
                         entry_free(e);
                         out->n--;
                 }

@@ -275,6 +275,40 @@ def case_user():
     d.stop()
 
 
+def log_as(j, user, fields):
+    """Logs a journal entry with these fields as user, into the test's journald."""
+    text = "".join(f"{k}={v}\n" for k, v in fields.items())
+    subprocess.run(["nsenter", f"--mount={j.ns}", "setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+                    "--clear-groups", "logger", "--journald"], input=text.encode(), check=True, timeout=30)
+
+
+def case_forged():
+    """Anyone can log an entry with the coredump MESSAGE_ID: one claiming another user's crash
+    is not listed, and root's delete never follows an entry out of the store."""
+    user = test_user()
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    real = crash_and_wait(env, 0)
+    victim_dir = os.path.join(env.base, "victim")
+    os.mkdir(victim_dir)
+    victim = os.path.join(victim_dir, "core.precious")
+    open(victim, "w").write("keep me")
+    base = {"MESSAGE_ID": "fc2e22bc6ee647b6b90729ab34a250b1", "COREDUMP_GID": "0", "COREDUMP_SIGNAL": "11",
+            "COREDUMP_COMM": "forged", "COREDUMP_EXE": "/usr/bin/forged", "COREDUMP_FILENAME": victim,
+            "MESSAGE": "Process 1 (forged) dumped core."}
+    log_as(j, user, {**base, "COREDUMP_PID": "7001", "COREDUMP_UID": "0"})  # someone else's crash
+    log_as(j, user, {**base, "COREDUMP_PID": "7002", "COREDUMP_UID": str(user.pw_uid)})  # their own
+    time.sleep(0.5)
+    j.sync()
+    A = ("-D", j.dir, "--config", env.conf)
+    pids = [e["pid"] for e in json.loads(ok(coredumpctl(*A, "--json=short", "list"), "list"))]
+    check(pids == [real, 7002], f"listed {pids}: a user's entry about root's crash must not be believed")
+    fails(coredumpctl(*A, "delete", "7002"), "root delete of a file outside the store", "not deleting")
+    check(open(victim).read() == "keep me", "delete followed an entry out of the store")
+    d.stop()
+
+
 def case_vacuum():
     """vacuum deletes the oldest core of the uid with the most cores until --max-use holds,
     and by age; the records stay (core missing); disk-usage counts what du counts."""
@@ -375,5 +409,5 @@ def case_terminal():
 
 if __name__ == "__main__":
     run_cases({"journal": case_journal, "records": case_records, "mix": case_mix, "gdb": case_gdb,
-               "negative": case_negative, "user": case_user, "vacuum": case_vacuum, "group": case_group,
+               "negative": case_negative, "user": case_user, "forged": case_forged, "vacuum": case_vacuum, "group": case_group,
                "terminal": case_terminal})
