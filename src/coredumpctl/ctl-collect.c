@@ -102,7 +102,8 @@ static void select_entries(const CtlArgs *a, EntryList *l) {
                         entry_free(&l->items[i]);
         }
         l->n = k;
-        qsort(l->items, l->n, sizeof *l->items, cmp_time);
+        if (l->n > 0)
+                qsort(l->items, l->n, sizeof *l->items, cmp_time);
         if (a->reverse)
                 for (size_t i = 0; i < l->n / 2; i++) {
                         Entry t = l->items[i];

@@ -197,7 +197,8 @@ int vacuum_run(int dirfd, const VacuumLimits *l, const char *keep, VacuumReport 
         r = scan(dirfd, &c, &n, ret);
         if (r < 0)
                 return r;
-        qsort(c, n, sizeof *c, cmp_age);
+        if (n > 0)
+                qsort(c, n, sizeof *c, cmp_age);
         for (size_t i = 0; r >= 0 && l->max_age_usec != UINT64_MAX && i < n; i++)
                 if ((!keep || strcmp(c[i].name, keep) != 0) && l->now_usec > c[i].usec &&
                     l->now_usec - c[i].usec > l->max_age_usec)

@@ -47,7 +47,8 @@ int main(void) {
         CHECK_EQ(parse(&c, "SpareWorkers=100000"), -ERANGE);
         CHECK_EQ(parse(&c, "MaxParallel=0"), -ERANGE);
         CHECK_EQ(parse(&c, "TimeoutSec=0"), -ERANGE);
-        CHECK_EQ(parse(&c, "TimeoutSec=400d"), -EINVAL);
+        CHECK_EQ(parse(&c, "TimeoutSec=400d"), -ERANGE); /* days parse, but past the 24 h bound */
+        CHECK_EQ(parse(&c, "TimeoutSec=5 fortnights"), -EINVAL);
         CHECK_EQ(parse(&c, "CompressLevel=99"), -ERANGE);
         CHECK_EQ(parse(&c, "Directory=relative/path"), -EINVAL);
         CHECK_EQ(parse(&c, "Directory=/var/lib/../../etc"), -EINVAL);
