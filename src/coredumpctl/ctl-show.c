@@ -6,7 +6,7 @@
 
 #include "ctl-corefile.h"
 #include "ctl-format.h"
-#include "ctl-json.h"
+#include "json.h"
 #include "ctl-pager.h"
 #include "ctl-show.h"
 #include "ctl-table.h"

@@ -5,6 +5,7 @@
 
 #include "ctl-format.h"
 #include "ctl-table.h"
+#include "json.h"
 
 #define TABLE_GROW_MIN 64U
 
@@ -94,42 +95,6 @@ static int print_text(const Table *t, FILE *f, bool legend) {
                 fputc('\n', f);
         }
         return 0;
-}
-
-static size_t utf8_len(const unsigned char *s) {
-        size_t n = *s >= 0xf0 && *s <= 0xf4 ? 4 : *s >= 0xe0 ? 3 : *s >= 0xc2 && *s < 0xe0 ? 2 : 0;
-
-        for (size_t i = 1; i < n; i++)
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-        return n;
-}
-
-void json_print_string(FILE *f, const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
-
-        fputc('"', f);
-        while (*p) {
-                size_t n;
-                if (*p == '"' || *p == '\\')
-                        fprintf(f, "\\%c", *p);
-                else if (*p == '\n')
-                        fputs("\\n", f);
-                else if (*p == '\t')
-                        fputs("\\t", f);
-                else if (*p < 0x20 || *p == 0x7f)
-                        fprintf(f, "\\u%04x", *p);
-                else if (*p < 0x80)
-                        fputc(*p, f);
-                else if ((n = utf8_len(p)) > 0) {
-                        fwrite(p, 1, n, f);
-                        p += n;
-                        continue;
-                } else
-                        fputs("\\ufffd", f);
-                p++;
-        }
-        fputc('"', f);
 }
 
 static void print_json_value(FILE *f, const Cell *c) {

@@ -35,5 +35,3 @@ typedef struct Table {
 void table_free(Table *t);
 int table_add(Table *t, CellKind kind, const char *color, const char *fmt, ...) _printf_(4, 5);
 int table_print(const Table *t, FILE *f, bool legend, JsonMode json);
-/* JSON string with the escapes systemd uses; invalid UTF-8 bytes become U+FFFD. */
-void json_print_string(FILE *f, const char *s);

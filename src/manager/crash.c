@@ -38,6 +38,7 @@ void crash_free(Crash *c) {
         safe_close(c->out_fd);
         record_free(&c->record);
         meta_done(&c->meta);
+        record_free(&c->analysis);
         LIST_REMOVE(crashes, m->crashes, c);
         m->n_crashes--;
         free(c);
@@ -436,6 +437,8 @@ static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *erro
         memcpy(r.buf, c->record.buf, c->record.len);
         if (error)
                 (void) record_add_str(&r, "COREDUMP_PROCESSING_ERROR", error);
+        if (c->analysis.len > 0 && record_merge_analysis(&r, c->analysis.buf, c->analysis.len) < 0)
+                log_warning("Crash of PID %d: the worker's stack traces are malformed, not kept", (int) c->info.pid);
         e = record_finalize(&r, facts);
         if (e >= 0)
                 e = record_add_identity(&r, c->timestamp_usec, m->boot_id, m->machine_id);

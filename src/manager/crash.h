@@ -39,6 +39,7 @@ typedef struct Crash {
         uint64_t timestamp_usec; /* CLOCK_REALTIME at accept */
         uint64_t accept_usec;    /* CLOCK_MONOTONIC at accept */
         Record record;           /* the base record, once the crash is ready to stream */
+        Record analysis;         /* the worker's stack traces and packages (unchecked until merged) */
         char name_stem[COREDUMP_NAME_MAX]; /* core.COMM.UID.BOOTID.PID.USEC */
         bool plain;              /* "@" protocol: no request, the core starts at once */
         bool collected;          /* metadata and base record taken */

@@ -320,6 +320,21 @@ static void read_proc_fields(CrashMeta *m, int dir) {
 
 void meta_done(CrashMeta *m) {
         record_free(&m->fields);
+        if (m->modules)
+                modules_close(m->modules);
+        free(m->modules);
+        m->modules = NULL;
+}
+
+/* The files the maps just read name, opened while the process is known to be this one. */
+static void open_modules(CrashMeta *m, int dir) {
+        RecordField f;
+
+        if (!record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_MAPS", &f))
+                return;
+        m->modules = calloc(1, sizeof *m->modules);
+        if (m->modules)
+                (void) modules_open(dir, (const char *) f.value, f.value_len, m->modules);
 }
 
 int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret) {
@@ -341,6 +356,7 @@ int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret) {
         if (r < 0)
                 return r;
         read_proc_fields(ret, dir);
+        open_modules(ret, dir);
         /* Confirm after the reads too; if anything changed, none of it may be used. */
         r = pidfd_get_info(pidfd, PIDFD_INFO_PID, &again);
         if (r < 0 || again.pid != info->pid || pidfd_check_alive(pidfd) < 0) {

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "modules.h"
 #include "pidfd-util.h"
 #include "record.h"
 
@@ -33,6 +34,7 @@ typedef struct CrashMeta {
         uint64_t rlimit_core; /* soft limit; UINT64_MAX = unlimited */
         bool rlimit_valid;
         Record fields; /* COREDUMP_* from /proc, and _CDS_TASK_COMM ("tid comm" lines) */
+        ModuleSet *modules; /* its mapped files, for the worker's stack traces (NULL: none) */
 } CrashMeta;
 
 int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret);

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -76,12 +78,42 @@ static void on_ready(Worker *w) {
         crash_dispatch_waiting(w->manager);
 }
 
+/* The worker's analysis: at most ANALYSIS_BYTES_MAX, checked field by field when merged. */
+static int read_analysis(int fd, Record *ret) {
+        struct stat st;
+        ssize_t n;
+
+        *ret = (Record) {};
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t) st.st_size > ANALYSIS_BYTES_MAX)
+                return -EBADMSG;
+        ret->buf = malloc((size_t) st.st_size + 1);
+        if (!ret->buf)
+                return -ENOMEM;
+        ret->cap = (size_t) st.st_size + 1;
+        n = pread(fd, ret->buf, (size_t) st.st_size, 0);
+        if (n != st.st_size) {
+                record_free(ret);
+                return n < 0 ? negative_errno() : -EBADMSG;
+        }
+        ret->len = (size_t) n;
+        return 0;
+}
+
 static void on_result(Worker *w) {
+        _cleanup_close_ int analysis_fd = -EBADF;
         MsgResult res;
-        int r = proto_recv(w->control_fd, MSG_RESULT, &res, sizeof res, NULL, 0);
+        int r = proto_recv(w->control_fd, MSG_RESULT, &res, sizeof res, &analysis_fd, 1);
 
         if (r == -EAGAIN)
                 return;
+        if (r >= 0 && w->crash) {
+                record_free(&w->crash->analysis);
+                if (read_analysis(analysis_fd, &w->crash->analysis) < 0)
+                        log_warning("Crash of PID %d: the worker's stack traces are unreadable, ignored",
+                                    (int) w->crash->info.pid);
+        }
         if (r < 0) {
                 Crash *c = worker_detach(w);
                 worker_kill(w, r == -ECONNRESET ? "exited without a result" : "sent a malformed result");
@@ -322,6 +354,33 @@ Worker *pool_take_idle(Manager *m) {
         return NULL;
 }
 
+/* The module table (paths, in descriptor order) in a sealed memfd. */
+static int module_table_memfd(const ModuleSet *mods) {
+        _cleanup_close_ int fd = memfd_create("coredump-modules", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        size_t n = mods ? mods->n : 0;
+        int r;
+
+        if (fd < 0)
+                return negative_errno();
+        if (n > 0 && (r = loop_write(fd, mods->entries, n * sizeof(ModuleEntry))) < 0)
+                return r;
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+/* The module descriptors, MODULES_BATCH at a time, right behind the job. */
+static int send_modules(Worker *w, const ModuleSet *mods) {
+        for (size_t first = 0; mods && first < mods->n; first += MODULES_BATCH) {
+                MsgModules msg = { .hdr = { PROTO_MAGIC, MSG_MODULES }, .first = (uint32_t) first,
+                                   .count = (uint32_t) MIN((size_t) MODULES_BATCH, mods->n - first) };
+                int r = proto_send(w->control_fd, &msg, sizeof msg, mods->fds + first, msg.count);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd) {
         Manager *m = w->manager;
         const Config *cfg = &m->config;
@@ -336,11 +395,22 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
                 .external_size_max = cfg->external_size_max,
                 .process_size_max = cfg->process_size_max,
                 .journal_size_max = cfg->journal_size_max,
+                .n_modules = c->meta.modules ? (uint32_t) c->meta.modules->n : 0,
         };
-        int fds[JOB_FDS] = { conn_fd, out_fd, record_fd };
+        _cleanup_close_ int table_fd = module_table_memfd(c->meta.modules);
+        int fds[JOB_FDS] = { conn_fd, out_fd, record_fd, table_fd };
         int r;
 
+        if (table_fd < 0) {
+                worker_kill(w, "could not be given its module table");
+                return table_fd;
+        }
         r = proto_send(w->control_fd, &job, sizeof job, fds, JOB_FDS);
+        if (r >= 0)
+                r = send_modules(w, c->meta.modules);
+        /* the worker has its copies now */
+        if (c->meta.modules)
+                modules_close(c->meta.modules);
         if (r < 0) {
                 worker_kill(w, "could not be given its job");
                 return r;

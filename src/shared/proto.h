@@ -16,8 +16,12 @@
 
 /* The phases, in order; each message is allowed in its phase only, once:
  *   worker  READY     started, waiting for a job
- *   manager JOB       a crash: [connection, output, record memfd], the uid to become
- *   worker  RESULT    the core is received and written; what its notes say
+ *   manager JOB       a crash: [connection, output, record memfd, module table memfd], the uid
+ *                     to become
+ *   manager MODULES   the crashed process's mapped files, opened in its mount namespace, in
+ *                     batches of MODULES_BATCH descriptors (as many as the table lists)
+ *   worker  RESULT    the core is received and written; what its notes say; [analysis memfd]:
+ *                     the stack traces and packages (a record, checked by the manager)
  *   manager COMMIT    the core is linked (or not): the final facts for the record
  *   worker  RECORDED  the journal entry is written (or why not); the worker exits */
 typedef enum MsgType {
@@ -26,12 +30,33 @@ typedef enum MsgType {
         MSG_RESULT = 3,
         MSG_COMMIT = 4,
         MSG_RECORDED = 5,
+        MSG_MODULES = 6,
 } MsgType;
+
+
+
+
 
 typedef struct MsgHeader {
         uint32_t magic;
         uint32_t type;
 } MsgHeader;
+
+/* Module files handed to the worker for stack traces. */
+#define MODULES_MAX 128U
+#define MODULES_BATCH 16U
+#define MODULE_PATH_MAX 512U
+
+/* One entry of the module table memfd, in the order the descriptors follow. */
+typedef struct ModuleEntry {
+        char path[MODULE_PATH_MAX]; /* NUL-terminated, as the crashed process saw it */
+} ModuleEntry;
+
+typedef struct MsgModules {
+        MsgHeader hdr;
+        uint32_t first; /* table index of the first descriptor carried */
+        uint32_t count; /* descriptors carried: min(MODULES_BATCH, what is left) */
+} MsgModules;
 
 typedef struct MsgReady {
         MsgHeader hdr;
@@ -54,6 +79,8 @@ typedef struct MsgJob {
         uint64_t external_size_max; /* bytes of core to store; the rest is cut */
         uint64_t process_size_max;  /* bytes of core to process */
         uint64_t journal_size_max;  /* Storage=journal: larger cores stay out of the entry */
+        uint32_t n_modules;         /* entries in the module table, <= MODULES_MAX */
+        uint32_t spare2;
 } MsgJob;
 
 /* Why a stored core is incomplete or missing. */
@@ -90,8 +117,8 @@ typedef struct MsgRecorded {
         uint32_t spare;
 } MsgRecorded;
 
-enum { JOB_FD_CONN, JOB_FD_OUT, JOB_FD_RECORD, JOB_FDS };
-#define PROTO_FDS_MAX 3
+enum { JOB_FD_CONN, JOB_FD_OUT, JOB_FD_RECORD, JOB_FD_MODULES, JOB_FDS };
+#define PROTO_FDS_MAX MODULES_BATCH
 
 /* Sends one message with up to PROTO_FDS_MAX fds. */
 int proto_send(int sock, const void *msg, size_t size, const int *fds, size_t n_fds);

@@ -36,6 +36,20 @@ static bool has_field(const Record *r, const char *name) {
         return record_find(r->buf, r->len, name, &f) != NULL;
 }
 
+/* "Process PID (COMM) of user UID dumped core." and, after a blank line, the stack traces. */
+static int add_message(Record *r, const char *pid, const char *comm, const char *uid) {
+        _cleanup_free_ char *m = NULL;
+        RecordField st;
+        bool stack = record_find(r->buf, r->len, ANALYSIS_STACK_FIELD, &st) && st.value_len > 0;
+        int n;
+
+        n = asprintf(&m, "Process %s (%s) of user %s dumped core.%s%.*s", pid, comm, uid, stack ? "\n\n" : "",
+                     stack ? (int) st.value_len : 0, stack ? (const char *) st.value : "");
+        if (n < 0)
+                return -ENOMEM;
+        return record_add(r, "MESSAGE", m, (size_t) n, 0);
+}
+
 int record_finalize(Record *r, const CoreFacts *f) {
         char pid[32], uid[32], comm[64], sig[32], name[32];
         uint64_t signo = 0;
@@ -63,9 +77,40 @@ int record_finalize(Record *r, const CoreFacts *f) {
         ret = ret ?: record_add_str(r, "SYSLOG_IDENTIFIER", "coredump-socket");
         ret = ret ?: record_add_str(r, "MESSAGE_ID", SD_MESSAGE_COREDUMP_STR);
         ret = ret ?: record_add_str(r, "PRIORITY", "2");
-        ret = ret ?: record_addf(r, "MESSAGE", "Process %s (%s) of user %s dumped core.",
-                                 field_str(r, "COREDUMP_PID", pid, sizeof pid, "?"),
-                                 field_str(r, "COREDUMP_COMM", comm, sizeof comm, "n/a"),
-                                 field_str(r, "COREDUMP_UID", uid, sizeof uid, "?"));
-        return ret;
+        return ret ?: add_message(r, field_str(r, "COREDUMP_PID", pid, sizeof pid, "?"),
+                                  field_str(r, "COREDUMP_COMM", comm, sizeof comm, "n/a"),
+                                  field_str(r, "COREDUMP_UID", uid, sizeof uid, "?"));
+}
+
+static const char *const analysis_fields[] = {
+        ANALYSIS_STACK_FIELD, "COREDUMP_PACKAGE_NAME", "COREDUMP_PACKAGE_VERSION", "COREDUMP_PACKAGE_JSON",
+};
+
+int record_merge_analysis(Record *r, const uint8_t *buf, size_t len) {
+        bool seen[ELEMENTSOF(analysis_fields)] = {};
+        RecordField f;
+        size_t pos = 0;
+        int e;
+
+        /* check all before adding any */
+        while ((e = record_next(buf, len, &pos, &f)) > 0) {
+                size_t i;
+                for (i = 0; i < ELEMENTSOF(analysis_fields); i++)
+                        if (strlen(analysis_fields[i]) == f.name_len && memcmp(analysis_fields[i], f.name, f.name_len) == 0)
+                                break;
+                if (i == ELEMENTSOF(analysis_fields) || seen[i] || memchr(f.value, 0, f.value_len))
+                        return -EBADMSG;
+                seen[i] = true;
+        }
+        if (e < 0 || len > ANALYSIS_BYTES_MAX)
+                return -EBADMSG;
+        pos = 0;
+        while (record_next(buf, len, &pos, &f) > 0) {
+                char name[FIELD_NAME_MAX + 1];
+                snprintf(name, sizeof name, "%.*s", (int) f.name_len, f.name);
+                e = record_add(r, name, f.value, f.value_len, 0);
+                if (e < 0)
+                        return e;
+        }
+        return 0;
 }

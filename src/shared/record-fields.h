@@ -30,6 +30,14 @@ typedef struct CoreFacts {
 /* Appends the final fields (signal and its name, code, TID, thread name, file name,
  * truncation, MESSAGE_ID, PRIORITY, MESSAGE) to r, whose base fields came from the manager. */
 int record_finalize(Record *r, const CoreFacts *f);
+/* The analysis fields a worker may add: the stack trace text (appended to MESSAGE by
+ * record_finalize) and the package fields. */
+#define ANALYSIS_STACK_FIELD "_CDS_STACK_TRACE"
+#define ANALYSIS_BYTES_MAX ((1U << 20) + (256U << 10) + 4096U)
+/* Adds the fields of a worker's analysis (a serialised record) to r after checking them: only
+ * the analysis fields, each at most once, no NUL bytes. -EBADMSG if anything else is there. */
+int record_merge_analysis(Record *r, const uint8_t *buf, size_t len);
+
 /* "SIGSEGV" etc., or NULL. */
 const char *signal_name(int sig, char *buf, size_t size);
 /* Keeps only printable ASCII of a string that came from a core (in place). */

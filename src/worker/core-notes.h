@@ -26,3 +26,24 @@ typedef struct CoreNotes {
 
 /* is64: ELFCLASS64; machine: e_machine (32-bit layouts are known for EM_386 only). */
 int core_notes_parse(const uint8_t *buf, size_t len, bool is64, uint16_t machine, CoreNotes *ret);
+
+/* For backtraces: the registers that locate each thread's stack, and the mapped files. */
+typedef struct CoreThreadRegs {
+        pid_t tid;
+        uint64_t pc, sp;
+} CoreThreadRegs;
+
+typedef struct CoreFileMapping {
+        uint64_t start, end, file_offset; /* file_offset in bytes */
+        const char *path;                 /* into the notes buffer, NUL-terminated there */
+} CoreFileMapping;
+
+/* Calls fn for each NT_PRSTATUS (in order: the dumping thread first) with its pc and sp, on
+ * the architectures whose register layout is known here (x86-64, AArch64); -EOPNOTSUPP on
+ * others. fn returning false stops. */
+int core_notes_threads(const uint8_t *buf, size_t len, uint16_t machine,
+                       bool (*fn)(const CoreThreadRegs *t, void *userdata), void *userdata);
+/* Calls fn for each entry of the (64-bit) NT_FILE note; -ENOENT if there is none, -EBADMSG if it
+ * is malformed (entries already reported stay valid). */
+int core_notes_files(const uint8_t *buf, size_t len, bool (*fn)(const CoreFileMapping *m, void *userdata),
+                     void *userdata);

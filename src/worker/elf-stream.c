@@ -16,6 +16,15 @@ void elf_stream_done(ElfStream *s) {
         s->notes = NULL;
 }
 
+void elf_stream_free_kept(ElfStream *s) {
+        free(s->loads);
+        s->loads = NULL;
+        s->n_loads = 0;
+        free(s->kept_notes);
+        s->kept_notes = NULL;
+        s->kept_notes_len = 0;
+}
+
 static void invalid(ElfStream *s, const char *why) {
         s->state = ELF_STREAM_INVALID;
         s->why = why;
@@ -73,12 +82,22 @@ static void parse_ehdr(ElfStream *s) {
                 return invalid(s, "out of memory");
 }
 
+/* Keeps a 64-bit PT_LOAD for the backtrace capture. */
+static void keep_load(ElfStream *s, const Elf64_Phdr *ph) {
+        if (!s->keep || ph->p_type != PT_LOAD || ph->p_filesz == 0)
+                return;
+        if (!s->loads && !(s->loads = calloc(s->phnum, sizeof *s->loads)))
+                return;
+        s->loads[s->n_loads++] = (ElfLoad) { ph->p_vaddr, ph->p_offset, ph->p_filesz, ph->p_flags };
+}
+
 /* Type, file offset and file size of program header i. */
-static void segment(const ElfStream *s, size_t i, uint32_t *type, uint64_t *off, uint64_t *size) {
+static void segment(ElfStream *s, size_t i, uint32_t *type, uint64_t *off, uint64_t *size) {
         if (s->is64) {
                 Elf64_Phdr ph;
                 memcpy(&ph, s->phdrs + i * sizeof ph, sizeof ph);
                 *type = ph.p_type, *off = ph.p_offset, *size = ph.p_filesz;
+                keep_load(s, &ph);
         } else {
                 Elf32_Phdr ph;
                 memcpy(&ph, s->phdrs + i * sizeof ph, sizeof ph);
@@ -119,7 +138,11 @@ static void feed_notes(ElfStream *s, const uint8_t *p, size_t n, uint64_t offset
                 return;
         s->notes_ok = core_notes_parse(s->notes, s->note_end - s->note_start, s->is64, s->machine, &s->core_notes) >= 0;
         s->notes_done = true;
-        free(s->notes);
+        if (s->keep && s->is64) {
+                s->kept_notes = s->notes;
+                s->kept_notes_len = s->note_end - s->note_start;
+        } else
+                free(s->notes);
         s->notes = NULL;
 }
 

@@ -22,6 +22,12 @@ typedef enum ElfStreamState {
         ELF_STREAM_INVALID, /* not an ELF core we can size */
 } ElfStreamState;
 
+/* A PT_LOAD segment, kept for the backtrace capture. */
+typedef struct ElfLoad {
+        uint64_t vaddr, offset, filesz;
+        uint32_t flags;
+} ElfLoad;
+
 typedef struct ElfStream {
         ElfStreamState state;
         const char *why; /* for INVALID */
@@ -38,9 +44,17 @@ typedef struct ElfStream {
         bool notes_done;
         CoreNotes core_notes; /* valid if notes_done and notes_ok */
         bool notes_ok;
+        /* with keep set before feeding: the PT_LOADs and the notes stay for the backtrace */
+        bool keep;
+        ElfLoad *loads;
+        size_t n_loads;
+        uint8_t *kept_notes;
+        size_t kept_notes_len;
 } ElfStream;
 
 void elf_stream_init(ElfStream *s);
 /* Feeds bytes at absolute stream offset `offset` (calls must be in order, without gaps). */
 void elf_stream_feed(ElfStream *s, const uint8_t *p, size_t n, uint64_t offset);
 void elf_stream_done(ElfStream *s);
+/* Frees what keep retained. */
+void elf_stream_free_kept(ElfStream *s);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "capture.h"
 #include "elf-stream.h"
 #include "fd-util.h"
 #include "log.h"
@@ -40,17 +42,51 @@ static void copy_notes(const ElfStream *elf, MsgResult *res) {
         memcpy(res->fname, n->fname, sizeof res->fname);
 }
 
+void core_capture_free(CoreCapture *c) {
+        free(c->core);
+        c->core = NULL;
+        c->len = 0;
+}
+
+/* Once the notes are in: plan what to keep, unless the core is too large to process. */
+static void maybe_plan(ElfStream *elf, Capture *cap, const MsgJob *job, CoreCapture *out) {
+        if (cap->planned || !elf->notes_done)
+                return;
+        cap->planned = true;
+        if (elf->expected_size > job->process_size_max) {
+                snprintf(out->why_not, sizeof out->why_not,
+                         "the core (%llu bytes) is larger than ProcessSizeMax= (%llu bytes)",
+                         (unsigned long long) elf->expected_size, (unsigned long long) job->process_size_max);
+                return;
+        }
+        if (capture_plan(cap, elf) < 0)
+                snprintf(out->why_not, sizeof out->why_not, "%s", cap->why_not ?: "nothing to unwind");
+}
+
+static void finish_capture(ElfStream *elf, Capture *cap, CoreCapture *out) {
+        if (!out->why_not[0] && !cap->planned)
+                snprintf(out->why_not, sizeof out->why_not, "%s",
+                         elf->state == ELF_STREAM_INVALID ? elf->why : "the core ended before its notes");
+        if (!out->why_not[0] && capture_build_core(cap, elf, &out->core, &out->len) < 0)
+                snprintf(out->why_not, sizeof out->why_not, "out of memory");
+        capture_free(cap);
+        elf_stream_free_kept(elf);
+}
+
 int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, MsgResult *res,
-                 bool *ret_journal_fit) {
+                 bool *ret_journal_fit, CoreCapture *ret_capture) {
         _cleanup_free_ uint8_t *buf = malloc(CORE_READ_CHUNK);
+        _cleanup_free_ Capture *cap = calloc(1, sizeof *cap);
         uint64_t limit = read_limit(job), got = 0;
         bool cut = false, journal_fit = journal_fd >= 0;
         ElfStream elf;
         int r = 0;
 
-        if (!buf)
+        *ret_capture = (CoreCapture) {};
+        if (!buf || !cap)
                 return -ENOMEM;
         elf_stream_init(&elf);
+        elf.keep = true;
 
         for (;;) {
                 ssize_t n = read(conn, buf, CORE_READ_CHUNK);
@@ -68,6 +104,8 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                         cut = true;
                 }
                 elf_stream_feed(&elf, buf, (size_t) n, got);
+                maybe_plan(&elf, cap, job, ret_capture);
+                capture_feed(cap, buf, (size_t) n, got);
                 if (journal_fit && (got + (uint64_t) n > job->journal_size_max ||
                                     loop_write(journal_fd, buf, (size_t) n) < 0))
                         journal_fit = false;
@@ -98,6 +136,7 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                 .expected = elf.state == ELF_STREAM_KNOWN ? elf.expected_size : 0,
         };
         copy_notes(&elf, res);
+        finish_capture(&elf, cap, ret_capture);
         elf_stream_done(&elf);
         *ret_journal_fit = journal_fit;
         return 0;

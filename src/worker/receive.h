@@ -4,6 +4,16 @@
 #include "proto.h"
 #include "sink.h"
 
+/* What the stream kept for the stack traces: a small ELF core rebuilt from the notes, the
+ * stacks and the modules' first pages (see capture.h), or why there is none. */
+typedef struct CoreCapture {
+        uint8_t *core;
+        size_t len;
+        char why_not[160];
+} CoreCapture;
+
+void core_capture_free(CoreCapture *c);
+
 /* Bytes read from the connection per read(); the only core buffer the worker holds. */
 #define CORE_READ_CHUNK (1U << 20)
 
@@ -11,6 +21,6 @@
  * closes conn as soon as the kernel has nothing more to give (that releases the task), then
  * finishes and syncs the output. With journal_fd >= 0 the core is also copied there, up to
  * the job's journal_size_max (*ret_journal_fit says whether all of it fit). Fills res (with
- * what the core's notes say); returns 0 or negative errno for a local failure. */
+ * what the core's notes say) and ret_capture; returns 0 or negative errno for a local failure. */
 int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, MsgResult *res,
-                 bool *ret_journal_fit);
+                 bool *ret_journal_fit, CoreCapture *ret_capture);

@@ -21,7 +21,6 @@
 
 /* The worker holds stdin/out/err, the control socket, the three fds of its one job, a memfd
  * for Storage=journal and the journal socket, plus what libc may open. */
-#define WORKER_NOFILE_MAX 16
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 /* The new root is a tmpfs this small: it holds one directory chain and one socket. */
 #define EMPTY_ROOT_OPTIONS "size=64k,nr_inodes=16,mode=0755"
@@ -182,13 +181,13 @@ static int drop_caps(void) {
         return r;
 }
 
-static int set_rlimits(uint64_t address_space) {
+static int set_rlimits(uint64_t address_space, unsigned nofile) {
         struct {
                 int resource;
                 rlim_t value;
         } limits[] = {
                 { RLIMIT_CORE, 0 },
-                { RLIMIT_NOFILE, WORKER_NOFILE_MAX },
+                { RLIMIT_NOFILE, nofile > 0 ? nofile : SANDBOX_NOFILE_BASE },
                 { RLIMIT_NPROC, 0 },
                 { RLIMIT_AS, address_space },
         };
@@ -237,7 +236,7 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
         r = drop_caps();
         if (r < 0)
                 return log_error_errno(r, "Failed to clear capabilities: %m");
-        r = set_rlimits(p->address_space);
+        r = set_rlimits(p->address_space, p->nofile);
         if (r < 0)
                 return log_error_errno(r, "Failed to set resource limits: %m");
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -8,7 +8,8 @@
 
 /* The worker's address space without an inline core; Storage=journal adds JournalSizeMax. */
 #define WORKER_AS_BASE (UINT64_C(512) << 20)
-#define SANDBOX_KEEP_FDS_MAX 8
+#define SANDBOX_KEEP_FDS_MAX (8 + 128) /* the job's descriptors and the module files */
+#define SANDBOX_NOFILE_BASE 16U
 
 typedef struct SandboxParams {
         uid_t uid; /* the user to become: the crashing user, or the worker user */
@@ -16,6 +17,7 @@ typedef struct SandboxParams {
         const int *keep_fds; /* besides 0, 1, 2 */
         size_t n_keep_fds;
         uint64_t address_space; /* RLIMIT_AS; 0 = leave it */
+        unsigned nofile;        /* RLIMIT_NOFILE; 0 = SANDBOX_NOFILE_BASE */
 } SandboxParams;
 
 /* What sandbox_enter() managed, for the log and the tests. */

@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 
+#include "analysis.h"
 #include "fd-util.h"
 #include "journal.h"
 #include "log.h"
@@ -43,6 +44,7 @@ static int wait_msg(uint32_t type, void *msg, size_t size, int *fds, size_t n_fd
 
 static int job_valid(const MsgJob *job) {
         if (job->compression > COMPRESSION_LZ4 || (job->flags & ~JOB_FLAGS_ALL) || job->spare != 0 ||
+            job->spare2 != 0 || job->n_modules > MODULES_MAX ||
             job->uid == 0 || job->uid == UID_INVALID || job->gid == GID_INVALID)
                 return -EBADMSG;
         return 0;
@@ -129,11 +131,34 @@ static void maybe_misbehave(const Record *rec, const char *when) {
 }
 #endif
 
-static int run_job(const MsgJob *job, int fds[JOB_FDS]) {
+/* What the core's stack traces say, added to our record and sent to the manager with RESULT. */
+static int analyse(CoreCapture *cap, const ModuleFiles *mods, Record *rec) {
+        _cleanup_(record_free) Record analysis = {};
+        _cleanup_free_ char *exe = NULL;
+        RecordField f;
+        int r, fd;
+
+        if (record_find(rec->buf, rec->len, "COREDUMP_EXE", &f))
+                exe = strndup((const char *) f.value, f.value_len);
+        r = analysis_build(cap, mods, exe, &analysis);
+        if (r < 0)
+                log_warning_errno(r, "Failed to describe the stack traces: %m");
+        fd = analysis_memfd(&analysis);
+        if (fd < 0)
+                return fd;
+        r = record_merge_analysis(rec, analysis.buf, analysis.len);
+        if (r < 0)
+                log_warning_errno(r, "Failed to add the stack traces to the entry: %m");
+        return fd;
+}
+
+static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods) {
         _cleanup_(sink_freep) Sink *sink = NULL;
         _cleanup_close_ int journal_fd = -EBADF;
         MsgRecorded recorded = { .hdr = { PROTO_MAGIC, MSG_RECORDED } };
         _cleanup_(record_free) Record rec = {};
+        _cleanup_close_ int analysis_fd = -EBADF;
+        CoreCapture cap = {};
         MsgResult res;
         MsgCommit commit;
         bool journal_fit = false;
@@ -154,11 +179,15 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS]) {
         }
         journal_fd = open_journal_core(job);
         maybe_misbehave(&rec, "core");
-        r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, &res, &journal_fit);
-        fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive */
+        r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, &res, &journal_fit, &cap);
+        fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released */
         if (r < 0)
                 return log_error_errno(r, "Failed to receive the core: %m");
-        r = proto_send(WORKER_CONTROL_FD, &res, sizeof res, NULL, 0);
+        analysis_fd = analyse(&cap, mods, &rec);
+        core_capture_free(&cap);
+        if (analysis_fd < 0)
+                return log_error_errno(analysis_fd, "Failed to pass the stack traces on: %m");
+        r = proto_send(WORKER_CONTROL_FD, &res, sizeof res, &analysis_fd, 1);
         if (r < 0)
                 return log_error_errno(r, "Failed to report to the manager: %m");
 
@@ -181,18 +210,22 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS]) {
 #endif
 #endif
 
-static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS]) {
-        const int keep[] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD] };
+static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS], const ModuleFiles *mods) {
+        int keep[4 + MODULES_MAX] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD] };
         SandboxParams p = {
                 .uid = job->uid,
                 .gid = job->gid,
                 .keep_fds = keep,
-                .n_keep_fds = ELEMENTSOF(keep),
+                .n_keep_fds = 4 + mods->n,
                 .address_space = WORKER_AS_BASE + ((job->flags & JOB_FLAG_JOURNAL_CORE) ? job->journal_size_max : 0),
+                /* libdwfl holds a copy of each module's descriptor */
+                .nofile = SANDBOX_NOFILE_BASE + 2 * (unsigned) mods->n,
         };
         SandboxReport rep;
         int r;
 
+        for (size_t i = 0; i < mods->n; i++)
+                keep[4 + i] = mods->items[i].fd;
 #ifdef SANITIZED
         p.address_space = 0;
 #endif
@@ -212,7 +245,8 @@ static void close_fds(int fds[JOB_FDS]) {
 int main(int argc, char **argv) {
         static const int keep[] = { WORKER_CONTROL_FD };
         MsgReady ready = { .hdr = { PROTO_MAGIC, MSG_READY } };
-        int fds[JOB_FDS] = { -EBADF, -EBADF, -EBADF };
+        int fds[JOB_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
+        static ModuleFiles mods;
         MsgJob job;
         int r;
 
@@ -239,12 +273,21 @@ int main(int argc, char **argv) {
                 close_fds(fds);
                 return log_error_errno(r < 0 ? r : -EBADMSG, "Invalid job from the manager: %m"), 1;
         }
-        /* Nothing of the crash is read before this. */
-        if (enter_sandbox(&job, fds) < 0) {
+        r = module_files_receive(&job, fds[JOB_FD_MODULES], &mods, wait_msg);
+        fds[JOB_FD_MODULES] = safe_close(fds[JOB_FD_MODULES]);
+        if (r < 0) {
                 close_fds(fds);
+                module_files_close(&mods);
+                return log_error_errno(r, "Invalid module files from the manager: %m"), 1;
+        }
+        /* Nothing of the crash is read before this. */
+        if (enter_sandbox(&job, fds, &mods) < 0) {
+                close_fds(fds);
+                module_files_close(&mods);
                 return 3;
         }
-        r = run_job(&job, fds);
+        r = run_job(&job, fds, &mods);
         close_fds(fds);
+        module_files_close(&mods);
         return r < 0 ? 1 : 0;
 }

@@ -7,7 +7,7 @@
 #include "control-proto.h"
 #include "ctl-format.h"
 #include "ctl-group.h"
-#include "ctl-json.h"
+#include "json.h"
 #include "ctl-match.h"
 #include "ctl-time.h"
 #include "export-format.h"

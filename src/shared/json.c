@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "ctl-json.h"
+#include "json.h"
 
 typedef struct Scanner {
         const char *p, *end;
@@ -129,4 +130,76 @@ int json_object_scan(const char *text, size_t len, const char *inner_key,
         }
         skip_ws(&s);
         return s.p == s.end ? 0 : -EBADMSG;
+}
+
+static size_t utf8_len(const unsigned char *s) {
+        size_t n = *s >= 0xf0 && *s <= 0xf4 ? 4 : *s >= 0xe0 ? 3 : *s >= 0xc2 && *s < 0xe0 ? 2 : 0;
+
+        for (size_t i = 1; i < n; i++)
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+        return n;
+}
+
+void json_print_string(FILE *f, const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        fputc('"', f);
+        while (*p) {
+                size_t n;
+                if (*p == '"' || *p == '\\')
+                        fprintf(f, "\\%c", *p);
+                else if (*p == '\n')
+                        fputs("\\n", f);
+                else if (*p == '\t')
+                        fputs("\\t", f);
+                else if (*p < 0x20 || *p == 0x7f)
+                        fprintf(f, "\\u%04x", *p);
+                else if (*p < 0x80)
+                        fputc(*p, f);
+                else if ((n = utf8_len(p)) > 0) {
+                        fwrite(p, 1, n, f);
+                        p += n;
+                        continue;
+                } else
+                        fputs("\\ufffd", f);
+                p++;
+        }
+        fputc('"', f);
+}
+
+int json_object_get_string(const char *text, size_t len, const char *key, char *buf, size_t size) {
+        static char k[JSON_STRING_MAX], v[JSON_STRING_MAX];
+        Scanner s = { text, text + len };
+
+        if (!eat(&s, '{'))
+                return -EBADMSG;
+        if (eat(&s, '}'))
+                return -ENOENT;
+        do {
+                if (parse_string(&s, k) < 0 || !eat(&s, ':'))
+                        return -EBADMSG;
+                skip_ws(&s);
+                if (strcmp(k, key) == 0 && s.p < s.end && *s.p == '"') {
+                        if (parse_string(&s, v) < 0)
+                                return -EBADMSG;
+                        if (strlen(v) >= size)
+                                return -ENOBUFS;
+                        strcpy(buf, v);
+                        return 0;
+                }
+                if (skip_value(&s, 1) < 0)
+                        return -EBADMSG;
+        } while (eat(&s, ','));
+        return eat(&s, '}') ? -ENOENT : -EBADMSG;
+}
+
+bool json_object_valid(const char *text, size_t len) {
+        Scanner s = { text, text + len };
+
+        skip_ws(&s);
+        if (s.p >= s.end || *s.p != '{' || skip_value(&s, 0) < 0)
+                return false;
+        skip_ws(&s);
+        return s.p == s.end;
 }

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "modules.h"
+
+#define DELETED_SUFFIX " (deleted)"
+#define MAPS_FIELDS_BEFORE_PATH 5 /* range perms offset dev inode */
+
+int modules_maps_path(const char *line, size_t len, char *buf, size_t size) {
+        size_t i = 0, fields = 0, l;
+
+        /* skip five space-separated fields, then the padding */
+        while (i < len && fields < MAPS_FIELDS_BEFORE_PATH) {
+                while (i < len && line[i] != ' ')
+                        i++;
+                while (i < len && line[i] == ' ')
+                        i++;
+                fields++;
+        }
+        if (fields < MAPS_FIELDS_BEFORE_PATH || i >= len || line[i] != '/')
+                return -ENOENT;
+        l = len - i;
+        if (l >= strlen(DELETED_SUFFIX) && memcmp(line + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX, strlen(DELETED_SUFFIX)) == 0)
+                return -ENOENT;
+        if (l >= size || memchr(line + i, 0, l))
+                return -ENAMETOOLONG;
+        memcpy(buf, line + i, l);
+        buf[l] = 0;
+        return 0;
+}
+
+static bool seen(const ModuleSet *s, const char *path) {
+        for (size_t i = 0; i < s->n; i++)
+                if (strcmp(s->entries[i].path, path) == 0)
+                        return true;
+        return false;
+}
+
+/* A regular file beneath root, opened for reading without ever opening anything else. */
+static int open_beneath(int root, const char *path) {
+        /* symlinks are followed, but never out of the root, and no /proc magic links */
+        struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+        _cleanup_close_ int pfd = -EBADF;
+        char proc[64];
+        struct stat st;
+        int fd;
+
+        pfd = (int) syscall(SYS_openat2, root, path, &how, sizeof how);
+        if (pfd < 0)
+                return negative_errno();
+        if (fstat(pfd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+        fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret) {
+        _cleanup_close_ int root = openat(procdir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        const char *p = maps, *end = maps + len;
+
+        ret->n = 0;
+        if (root < 0)
+                return log_debug_errno(negative_errno(), "No root of the crashed process for its modules: %m");
+        while (p < end && ret->n < MODULES_MAX) {
+                const char *eol = memchr(p, '\n', (size_t) (end - p)) ?: end;
+                char path[MODULE_PATH_MAX];
+                int fd;
+
+                if (modules_maps_path(p, (size_t) (eol - p), path, sizeof path) >= 0 && !seen(ret, path)) {
+                        fd = open_beneath(root, path);
+                        if (fd >= 0) {
+                                ret->fds[ret->n] = fd;
+                                memcpy(ret->entries[ret->n].path, path, sizeof path);
+                                ret->n++;
+                        } else
+                                log_debug_errno(fd, "Module %s of the crashed process not opened: %m", path);
+                }
+                p = eol + 1;
+        }
+        return (int) ret->n;
+}
+
+void modules_close(ModuleSet *s) {
+        for (size_t i = 0; i < s->n; i++)
+                s->fds[i] = safe_close(s->fds[i]);
+        s->n = 0;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The crashed process's mapped files, opened for the worker's stack traces in the process's
+ * own root and mount namespace (through /proc/PID/root, resolved beneath it), while the task
+ * is pinned. Only regular files are opened for reading (via O_PATH first: no device or FIFO is
+ * ever opened). Whether a file really is what was mapped, the worker checks against the
+ * build-id in the core; the manager never reads the files. */
+
+#include <stddef.h>
+
+#include "proto.h"
+
+typedef struct ModuleSet {
+        size_t n;
+        int fds[MODULES_MAX];
+        ModuleEntry entries[MODULES_MAX];
+} ModuleSet;
+
+/* Opens the files maps (the text of /proc/PID/maps) names, beneath the task's root, given the
+ * task's verified /proc directory. Returns how many were opened. */
+int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret);
+void modules_close(ModuleSet *s);
+/* Pure: the path of a maps line's file, if it maps a file worth opening ("/..." not deleted). */
+int modules_maps_path(const char *line, size_t len, char *buf, size_t size);

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "analysis.h"
+#include "fd-util.h"
+#include "log.h"
+#include "macro.h"
+#include "record-fields.h"
+
+void module_files_close(ModuleFiles *m) {
+        for (size_t i = 0; i < m->n; i++)
+                m->items[i].fd = safe_close(m->items[i].fd);
+        m->n = 0;
+}
+
+static int read_table(int fd, size_t n, ModuleFiles *m) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if ((uint64_t) st.st_size != n * sizeof(ModuleEntry))
+                return -EBADMSG;
+        for (size_t i = 0; i < n; i++) {
+                ModuleEntry e;
+                if (pread(fd, &e, sizeof e, (off_t) (i * sizeof e)) != (ssize_t) sizeof e)
+                        return -EBADMSG;
+                if (e.path[0] != '/' || !memchr(e.path, 0, sizeof e.path))
+                        return -EBADMSG;
+                memcpy(m->paths[i], e.path, sizeof e.path);
+                m->items[i] = (BtModule) { .path = m->paths[i], .fd = -EBADF };
+        }
+        return 0;
+}
+
+int module_files_receive(const MsgJob *job, int table_fd, ModuleFiles *ret,
+                         int (*wait_msg)(uint32_t type, void *msg, size_t size, int *fds, size_t n_fds)) {
+        size_t n = job->n_modules;
+        int r;
+
+        *ret = (ModuleFiles) {};
+        if (n > MODULES_MAX)
+                return -EBADMSG;
+        r = read_table(table_fd, n, ret);
+        if (r < 0)
+                return r;
+        for (size_t first = 0; first < n; first += MODULES_BATCH) {
+                size_t count = MIN((size_t) MODULES_BATCH, n - first);
+                int fds[MODULES_BATCH];
+                MsgModules msg;
+
+                r = wait_msg(MSG_MODULES, &msg, sizeof msg, fds, count);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < count; i++)
+                        ret->items[first + i].fd = fds[i];
+                ret->n = first + count;
+                if (msg.first != first || msg.count != count)
+                        return -EBADMSG;
+        }
+        return 0;
+}
+
+static int no_stack_trace(Record *r, const char *why) {
+        char text[256];
+
+        snprintf(text, sizeof text, "No stack trace: %s.", why);
+        return record_add_str(r, ANALYSIS_STACK_FIELD, text);
+}
+
+int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret) {
+        BtResult bt;
+        int r;
+
+        *ret = (Record) {};
+        if (!cap->core)
+                return no_stack_trace(ret, cap->why_not);
+        r = backtrace_core(cap->core, cap->len, mods->items, mods->n, exe, &bt);
+        core_capture_free(cap);
+        if (r < 0) {
+                log_info_errno(r, "No stack trace: the core could not be unwound: %m");
+                return no_stack_trace(ret, "the core could not be unwound");
+        }
+        if (bt.text && bt.text[0])
+                r = record_add(ret, ANALYSIS_STACK_FIELD, bt.text, strnlen(bt.text, BT_TEXT_MAX + 4096), 0);
+        if (r >= 0 && bt.package_json)
+                r = record_add_str(ret, "COREDUMP_PACKAGE_JSON", bt.package_json);
+        if (r >= 0 && bt.package_name[0] && bt.package_version[0]) {
+                r = record_add_str(ret, "COREDUMP_PACKAGE_NAME", bt.package_name);
+                r = r ?: record_add_str(ret, "COREDUMP_PACKAGE_VERSION", bt.package_version);
+        }
+        bt_result_free(&bt);
+        return r;
+}
+
+int analysis_memfd(const Record *r) {
+        _cleanup_close_ int fd = memfd_create("coredump-analysis", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        int e;
+
+        if (fd < 0)
+                return negative_errno();
+        if (r->len > 0 && (e = loop_write(fd, r->buf, r->len)) < 0)
+                return e;
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}

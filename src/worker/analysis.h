@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The worker's analysis of a crash: the stack traces and packages, as the record fields the
+ * manager accepts (record_merge_analysis), written to a sealed memfd for the RESULT message. */
+
+#include "backtrace.h"
+#include "proto.h"
+#include "receive.h"
+#include "record.h"
+
+typedef struct ModuleFiles {
+        BtModule items[MODULES_MAX];
+        char paths[MODULES_MAX][MODULE_PATH_MAX];
+        size_t n;
+} ModuleFiles;
+
+void module_files_close(ModuleFiles *m);
+/* Reads the module table and the MODULES messages that follow the job. */
+int module_files_receive(const MsgJob *job, int table_fd, ModuleFiles *ret,
+                         int (*wait_msg)(uint32_t type, void *msg, size_t size, int *fds, size_t n_fds));
+/* Builds the analysis record from what the stream captured. Never fails for a bad core: the
+ * stack trace text then says why there is none. */
+int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret);
+/* The record in a sealed memfd. */
+int analysis_memfd(const Record *r);
