@@ -460,6 +460,7 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
                 return;
         }
         crash_facts(c, res, NULL, &facts);
+        log_debug("Crash of PID %d: worker peak memory %u KiB", (int) c->info.pid, (unsigned) res->peak_rss_kib);
         if (res->error < 0)
                 log_error_errno(res->error, "Crash of PID %d (%s): core lost after %llu bytes: %m", (int) c->info.pid,
                                 crash_comm(c), (unsigned long long) res->bytes_in);

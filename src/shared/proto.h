@@ -104,6 +104,8 @@ typedef struct MsgResult {
         uint32_t n_threads;
         char fname[17];
         char pad[3];
+        uint32_t peak_rss_kib; /* the worker's peak resident memory so far */
+        uint32_t spare;
 } MsgResult;
 
 typedef struct MsgCommit {

@@ -97,6 +97,8 @@ int capture_plan(Capture *c, const ElfStream *s) {
         if (r < 0) {
                 c->why_not = r == -EOPNOTSUPP ? "stack traces are not supported for this architecture"
                                               : "the thread notes are malformed";
+                c->n_ranges = 0; /* nothing half-planned stays */
+                c->total = 0;
                 return r;
         }
         (void) core_notes_files(s->kept_notes, s->kept_notes_len, plan_file, &p);
@@ -128,6 +130,9 @@ int capture_build_core(const Capture *c, const ElfStream *s, uint8_t **ret, size
 
         if (!s->kept_notes)
                 return -ENODATA;
+        for (size_t i = 0; i < c->n_ranges; i++)
+                if (!c->ranges[i].data)
+                        return -ENODATA;
         /* each range at a page-aligned offset, as p_offset = p_vaddr modulo p_align wants */
         size = (size_t) page_up(head + s->kept_notes_len);
         for (size_t i = 0; i < c->n_ranges; i++)

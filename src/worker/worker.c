@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "analysis.h"
@@ -131,6 +132,12 @@ static void maybe_misbehave(const Record *rec, const char *when) {
 }
 #endif
 
+static uint32_t peak_rss_kib(void) {
+        struct rusage ru;
+
+        return getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0 ? (uint32_t) MIN(ru.ru_maxrss, (long) UINT32_MAX) : 0;
+}
+
 /* What the core's stack traces say, added to our record and sent to the manager with RESULT. */
 static int analyse(CoreCapture *cap, const ModuleFiles *mods, Record *rec) {
         _cleanup_(record_free) Record analysis = {};
@@ -187,6 +194,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         core_capture_free(&cap);
         if (analysis_fd < 0)
                 return log_error_errno(analysis_fd, "Failed to pass the stack traces on: %m");
+        res.peak_rss_kib = peak_rss_kib();
         r = proto_send(WORKER_CONTROL_FD, &res, sizeof res, &analysis_fd, 1);
         if (r < 0)
                 return log_error_errno(r, "Failed to report to the manager: %m");

@@ -84,6 +84,55 @@ static void test_real(const char *fixture) {
         }
 }
 
+static bool count_thread(const CoreThreadRegs *t, void *userdata) {
+        unsigned *n = userdata;
+        CHECK(t->tid > 0 && t->sp != 0 && t->pc != 0);
+        (*n)++;
+        return true;
+}
+
+static bool count_file(const CoreFileMapping *m, void *userdata) {
+        unsigned *n = userdata;
+        CHECK(m->end > m->start && m->path[0] == '/');
+        (*n)++;
+        return true;
+}
+
+static bool any_thread(const CoreThreadRegs *t, void *userdata) {
+        return true;
+}
+
+static bool any_file(const CoreFileMapping *m, void *userdata) {
+        /* the name must be inside the buffer and terminated there: reading it must be safe */
+        (void) strlen(m->path);
+        return true;
+}
+
+/* The walkers the backtrace capture uses, over the real notes and every corruption of them. */
+static void test_walkers(const char *fixture) {
+        size_t len = load(fixture), off, size;
+        unsigned threads = 0, files = 0;
+        uint8_t *m;
+
+        if (len == 0)
+                return;
+        note_segment(core, len, &off, &size);
+        CHECK_EQ(core_notes_threads(core + off, size, EM_X86_64, count_thread, &threads), 0);
+        CHECK_EQ(threads, 1);
+        CHECK_EQ(core_notes_files(core + off, size, count_file, &files), 0);
+        CHECK(files >= 4); /* the crasher, libc, ld.so, vdso-less mappings */
+        CHECK_EQ(core_notes_threads(core + off, size, EM_ARM, count_thread, &threads), -EOPNOTSUPP);
+        m = malloc(size);
+        for (size_t i = 0; i < size; i++) {
+                memcpy(m, core + off, size);
+                m[i] ^= 0xff;
+                (void) core_notes_threads(m, size, EM_X86_64, any_thread, NULL);
+                (void) core_notes_files(m, size, any_file, NULL);
+                (void) core_notes_files(m, i, any_file, NULL);
+        }
+        free(m);
+}
+
 static void test_handmade(void) {
         uint8_t buf[256] = {};
         uint32_t hdr[3] = { 5, 12, NT_SIGINFO };
@@ -112,7 +161,9 @@ static void test_handmade(void) {
 
 int main(int argc, char **argv) {
         test_handmade();
-        if (argc > 1)
+        if (argc > 1) {
                 test_real(argv[1]);
+                test_walkers(argv[1]);
+        }
         TESTS_DONE();
 }
