@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,69 @@ static bool seen(const ModuleSet *s, const char *path) {
         return false;
 }
 
+#define SYMLINKS_MAX 40
+
+static bool same_inode(int a, int b) {
+        struct stat x, y;
+        return fstat(a, &x) >= 0 && fstat(b, &y) >= 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* openat2(RESOLVE_IN_ROOT) by hand, for where openat2 is missing or filtered (systemd's
+ * seccomp filters answer ENOSYS for calls their libseccomp does not know): one component at a
+ * time with O_NOFOLLOW, symlinks re-read and resolved against root, ".." never above root. */
+int modules_walk_beneath(int root, const char *path) {
+        char buf[2 * PATH_MAX], *rest;
+        _cleanup_close_ int cur = fcntl(root, F_DUPFD_CLOEXEC, 3);
+        unsigned links = 0;
+
+        if (cur < 0 || strlen(path) >= sizeof buf)
+                return cur < 0 ? negative_errno() : -ENAMETOOLONG;
+        snprintf(buf, sizeof buf, "%s", path);
+        rest = buf;
+        for (;;) {
+                char *comp, target[PATH_MAX];
+                struct stat st;
+                int fd;
+                ssize_t n;
+
+                while (*rest == '/')
+                        rest++;
+                if (!*rest)
+                        return TAKE_FD(cur);
+                comp = rest;
+                rest = strchrnul(rest, '/');
+                if (*rest)
+                        *rest++ = 0;
+                if (strcmp(comp, ".") == 0 || (strcmp(comp, "..") == 0 && same_inode(cur, root)))
+                        continue;
+                fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return negative_errno();
+                if (fstat(fd, &st) < 0 || !S_ISLNK(st.st_mode)) {
+                        safe_close(cur);
+                        cur = fd;
+                        continue;
+                }
+                n = readlinkat(fd, "", target, sizeof target - 1);
+                safe_close(fd);
+                if (n < 0 || ++links > SYMLINKS_MAX)
+                        return n < 0 ? negative_errno() : -ELOOP;
+                target[n] = 0;
+                if (strlen(target) + 1 + strlen(rest) >= sizeof buf)
+                        return -ENAMETOOLONG;
+                /* the link's target, then what was left of the path */
+                memmove(buf + strlen(target) + 1, rest, strlen(rest) + 1);
+                memcpy(buf, target, strlen(target));
+                buf[strlen(target)] = '/';
+                rest = buf;
+                if (target[0] == '/') {
+                        safe_close(cur);
+                        if ((cur = fcntl(root, F_DUPFD_CLOEXEC, 3)) < 0)
+                                return negative_errno();
+                }
+        }
+}
+
 /* A regular file beneath root, opened for reading without ever opening anything else. */
 static int open_beneath(int root, const char *path) {
         /* symlinks are followed, but never out of the root, and no /proc magic links */
@@ -54,8 +118,10 @@ static int open_beneath(int root, const char *path) {
         int fd;
 
         pfd = (int) syscall(SYS_openat2, root, path, &how, sizeof how);
+        if (pfd < 0 && (errno == ENOSYS || errno == EPERM))
+                pfd = modules_walk_beneath(root, path);
         if (pfd < 0)
-                return negative_errno();
+                return pfd == -1 ? negative_errno() : pfd;
         if (fstat(pfd, &st) < 0)
                 return negative_errno();
         if (!S_ISREG(st.st_mode))
@@ -68,6 +134,7 @@ static int open_beneath(int root, const char *path) {
 int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret) {
         _cleanup_close_ int root = openat(procdir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
         const char *p = maps, *end = maps + len;
+        char last_failed[MODULE_PATH_MAX] = "";
 
         ret->n = 0;
         if (root < 0)
@@ -77,14 +144,17 @@ int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret) {
                 char path[MODULE_PATH_MAX];
                 int fd;
 
-                if (modules_maps_path(p, (size_t) (eol - p), path, sizeof path) >= 0 && !seen(ret, path)) {
+                if (modules_maps_path(p, (size_t) (eol - p), path, sizeof path) >= 0 && !seen(ret, path) &&
+                    strcmp(path, last_failed) != 0) {
                         fd = open_beneath(root, path);
                         if (fd >= 0) {
                                 ret->fds[ret->n] = fd;
                                 memcpy(ret->entries[ret->n].path, path, sizeof path);
                                 ret->n++;
-                        } else
+                        } else {
                                 log_debug_errno(fd, "Module %s of the crashed process not opened: %m", path);
+                                memcpy(last_failed, path, sizeof path); /* its other mappings follow */
+                        }
                 }
                 p = eol + 1;
         }

@@ -23,3 +23,6 @@ int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret);
 void modules_close(ModuleSet *s);
 /* Pure: the path of a maps line's file, if it maps a file worth opening ("/..." not deleted). */
 int modules_maps_path(const char *line, size_t len, char *buf, size_t size);
+/* The fallback resolution (exported for tests): path beneath root as openat2(RESOLVE_IN_ROOT)
+ * would resolve it, as an O_PATH descriptor. */
+int modules_walk_beneath(int root, const char *path);

@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Sourced by the guest tests. Each test prints what it saw and exits non-zero on failure.
+D=/usr/local/lib/cds-vmtest
+STATE=/var/lib/cds-vmtest
+CRASHER=$D/crasher
+CTL="coredumpctl --no-pager"
+SCTL="$D/systemd-coredumpctl --no-pager"
+USER_NAME=cdsvm
+
+fail() {
+        echo "FAIL: $*"
+        exit 1
+}
+
+# Runs the crasher in the background and waits for its death; prints its PID.
+crash() {
+        "$CRASHER" "$@" >/dev/null 2>&1 &
+        p=$!
+        wait $p
+        echo $p
+}
+
+# Waits until our coredumpctl lists the match (as root unless $2 is a user).
+wait_listed() {
+        i=0
+        while [ $i -lt 300 ]; do
+                if [ -n "${2:-}" ]; then
+                        runuser -u "$2" -- $CTL -q list "$1" >/dev/null 2>&1 && return 0
+                else
+                        $CTL -q list "$1" >/dev/null 2>&1 && return 0
+                fi
+                sleep 0.2
+                i=$((i + 1))
+        done
+        return 1
+}
+
+# Waits until systemd's coredumpctl (from the journal) lists the match.
+wait_journal() {
+        i=0
+        while [ $i -lt 300 ]; do
+                $SCTL -q list "$1" >/dev/null 2>&1 && return 0
+                sleep 0.2
+                i=$((i + 1))
+        done
+        return 1
+}

@@ -1,0 +1,29 @@
+# The service's sandbox is in force: systemd-analyze's exposure score, the manager's
+# capabilities, and a worker's status while it processes a core.
+. /usr/local/lib/cds-vmtest/tests/lib.sh
+systemd-analyze security --no-pager coredump-socket.service | tail -n 1
+main=$(systemctl show -p MainPID --value coredump-socket.service)
+[ "$main" -gt 0 ] || fail "coredumpd not running"
+grep -E "^(CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/$main/status
+[ "$(awk '/^CapEff/{print $2}' /proc/$main/status)" = 00000000000801e4 ] || fail "manager capabilities"
+"$CRASHER" mem 300 random >/dev/null 2>&1 &
+cp=$!
+# a worker that took the job: it runs as the worker user (spare ones are still root, waiting)
+wuid=$(id -u coredump-socket)
+found=""
+i=0
+while [ $i -lt 600 ] && [ -z "$found" ]; do
+        for w in $(pgrep -P $main); do
+                [ "$(awk '/^Uid:/{print $2}' /proc/$w/status 2>/dev/null)" = "$wuid" ] && found=$w
+        done
+        sleep 0.05
+        i=$((i + 1))
+done
+[ -n "$found" ] || fail "no sandboxed worker seen while a core streamed"
+grep -E "^(Uid|CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/$found/status
+[ "$(awk '/^NoNewPrivs/{print $2}' /proc/$found/status)" = 1 ] || fail "worker without NoNewPrivs"
+[ "$(awk '/^CapEff/{print $2}' /proc/$found/status)" = 0000000000000000 ] || fail "worker has capabilities"
+[ "$(awk '/^CapBnd/{print $2}' /proc/$found/status)" = 0000000000000000 ] || fail "worker bounding set"
+[ "$(awk '/^Seccomp:/{print $2}' /proc/$found/status)" = 2 ] || fail "worker without its seccomp filter"
+wait $cp
+wait_listed $cp || fail "the large crash $cp was not recorded"
