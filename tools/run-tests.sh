@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs what is missing, builds twice (warnings as errors; and with ASan+UBSan), and runs
 # the whole suite in both: unit tests, then integration tests that crash real programs on
-# the live kernel. Global settings the tests touch are restored whatever happens.
+# the live kernel; then the VM tests (tests-vm/run: a systemd guest under qemu). Global
+# settings the tests touch are restored whatever happens.
 set -eu
 cd "$(dirname "$0")/.."
 . tools/deps.sh
@@ -67,6 +68,25 @@ run_suite() { # build-dir meson-setup-args...
 run_suite build -Dprefix=/usr -Dwerror=true
 # the sanitizer build also lets tests make workers misbehave (crash, hang, malformed messages)
 run_suite build-sanitizers -Dprefix=/usr -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dworker-test-faults=true
+
+# The same project installed in a systemd machine under qemu (tests-vm/run): socket
+# activation, boot ordering, the units' sandbox, crashes of services. CDS_SKIP_VM=1 leaves it out.
+if [ "${CDS_SKIP_VM:-0}" != 1 ]; then
+        log=$(mktemp)
+        tests-vm/run 2>&1 | tee "$log" || true
+        line=$(grep '^vm-tests: ' "$log" | tail -n1)
+        if [ -n "$line" ]; then
+                passed=$((passed + $(echo "$line" | sed 's/.* \([0-9]*\) passed.*/\1/')))
+                failed=$((failed + $(echo "$line" | sed 's/.* \([0-9]*\) failed.*/\1/')))
+                skipped=$((skipped + $(echo "$line" | sed 's/.* \([0-9]*\) skipped.*/\1/')))
+        else
+                echo "tests-vm/run ended without results"
+                failed=$((failed + 1))
+        fi
+        rm -f "$log"
+else
+        skipped=$((skipped + 1))
+fi
 
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -9,4 +9,7 @@ $CTL list $pid | grep -q " present " || fail "core not present"
 $SCTL list $pid | grep -q " present " || fail "systemd's coredumpctl does not see the core"
 $CTL info $pid | grep -q "Stack trace of thread $pid:" || fail "no stack trace in info"
 $CTL info $pid | sed -n '/Stack trace/,$p'
-[ -n "${CDS_VM_VERBOSE:-}" ] && journalctl -b -u coredump-socket.service --no-pager | tail -n 40
+if [ -n "${CDS_VM_VERBOSE:-}" ]; then
+        journalctl -b -u coredump-socket.service --no-pager | tail -n 40
+fi
+$CTL info $pid | grep -q "#0  0x[0-9a-f]* main (crasher + 0x" || fail "main is not named in the trace"
