@@ -14,6 +14,7 @@
 #include "control.h"
 #include "log.h"
 #include "manager.h"
+#include "pattern.h"
 #include "register.h"
 
 enum Action { ACTION_RUN, ACTION_CHECK_CONFIG, ACTION_REGISTER, ACTION_UNREGISTER };
@@ -101,10 +102,16 @@ static int parse_args(int argc, char **argv, Args *a) {
 }
 
 static int check_config(const Args *a) {
+        char pattern[CORE_PATTERN_MAX + 2];
+        const char *why = "";
         Config c;
+        int r;
 
         if (config_load(&c, a->config_file, a->dropin_dir) < 0)
                 return 1;
+        r = pattern_choose(c.mode, a->socket_path, pattern, sizeof pattern, &why);
+        printf("Mode=%s\nActive=%s (%s)\nPattern=%s\n", mode_to_string(c.mode),
+               r < 0 ? "none" : r == 1 ? "pipe" : "socket", r < 0 ? strerror(-r) : why, r < 0 ? "" : pattern);
         printf("Storage=%s\nCompress=%s\nCompressLevel=%d\nProcessSizeMax=%llu\nExternalSizeMax=%llu\n"
                "JournalSizeMax=%llu\nDirectory=%s\nWorkerUser=%s\nSpareWorkers=%u\nMaxParallel=%u\nTimeoutSec=%llu\n",
                storage_to_string(c.storage), compression_to_string(c.compress), c.compress_level,
@@ -162,9 +169,14 @@ int main(int argc, char **argv) {
                 log_error("coredumpd must run as root (it reads other users' /proc and sets core_pattern)");
                 return 1;
         }
-        if (a.action == ACTION_REGISTER)
-                return register_oneshot(a.socket_path) < 0 ? 1 : 0;
-        if (a.action == ACTION_UNREGISTER)
-                return unregister_oneshot(a.socket_path) < 0 ? 1 : 0;
+        if (a.action == ACTION_REGISTER || a.action == ACTION_UNREGISTER) {
+                Config c;
+                /* Mode= decides socket or pipe; an invalid configuration is not a reason to leave
+                 * core_pattern to whoever had it: the defaults are used */
+                (void) config_load(&c, a.config_file, a.dropin_dir);
+                if (a.action == ACTION_REGISTER)
+                        return register_oneshot(a.socket_path, &c) < 0 ? 1 : 0;
+                return unregister_oneshot(a.socket_path, &c) < 0 ? 1 : 0;
+        }
         return run(&a) < 0 ? 1 : 0;
 }

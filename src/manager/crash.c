@@ -111,7 +111,10 @@ static int crash_collect(Crash *c) {
         if (c->collected)
                 return 0;
         c->collected = true;
-        r = meta_collect(c->pidfd, &c->info, &c->meta);
+        if (c->pipe && c->pidfd < 0)
+                r = meta_collect_unpinned(c->info.pid, c->pipe_tid, &c->meta);
+        else
+                r = meta_collect(c->pidfd, &c->info, &c->meta);
         if (r < 0)
                 log_warning_errno(r, "Crash of PID %d: /proc could not be confirmed to be this very process%s, "
                                   "recording only what the kernel guaranteed: %m", (int) c->info.pid,
@@ -355,6 +358,83 @@ void crash_accept(Manager *m, int conn) {
         }
         /* The request is normally already queued: don't wait for a loop iteration. */
         on_conn_io(c->io_source, conn, EPOLLIN, c);
+}
+
+/* Who crashed, in pipe mode: the pidfd's word where the kernel gives it (and it must name the
+ * PID the kernel's arguments name), else the arguments (they come from the kernel through the
+ * core_pattern only root can set). With no PIDFD_INFO_COREDUMP, %d says whether the dump is a
+ * plain user's (1) or root-only (2). */
+static int pipe_identity(Crash *c, const MsgHandover *h) {
+        PidfdInfo info;
+        pid_t pid;
+        int r;
+
+        c->info = (PidfdInfo) {
+                .mask = PIDFD_INFO_PID | PIDFD_INFO_CREDS,
+                .pid = h->pid, .tgid = h->pid,
+                .ruid = h->uid, .euid = h->uid, .suid = h->uid, .fsuid = h->uid,
+                .rgid = h->gid, .egid = h->gid, .sgid = h->gid, .fsgid = h->gid,
+        };
+        if (c->pidfd >= 0) {
+                r = pidfd_get_info(c->pidfd, PIDFD_INFO_WANT, &info);
+                if (r >= 0 && (info.mask & PIDFD_INFO_PID)) {
+                        if (info.pid != h->pid)
+                                return -ESRCH;
+                        c->info = info;
+                } else if (r >= 0) {
+                        c->info.reaped = true; /* killed while its helper started */
+                } else {
+                        r = pidfd_get_pid(c->pidfd, &pid);
+                        if (r == -ESRCH)
+                                c->info.reaped = true;
+                        else if (r < 0 || pid != h->pid)
+                                return r < 0 ? r : -ESRCH;
+                }
+        }
+        if (!(c->info.mask & PIDFD_INFO_COREDUMP) && h->dumpable > 0)
+                c->info.coredump_mask = PIDFD_COREDUMPED |
+                                        (h->dumpable == 1 ? PIDFD_COREDUMP_USER : PIDFD_COREDUMP_ROOT);
+        return 0;
+}
+
+void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h) {
+        Crash *c = calloc(1, sizeof *c);
+        int r;
+
+        if (!c) {
+                log_error("Out of memory, dropping the core of PID %d", (int) h->pid);
+                safe_close(pipe_fd);
+                safe_close(pidfd);
+                return;
+        }
+        *c = (Crash) {
+                .manager = m,
+                .id = ++m->next_crash_id,
+                .conn_fd = pipe_fd,
+                .pidfd = pidfd,
+                .out_fd = -EBADF,
+                .storing = m->config.storage == STORAGE_EXTERNAL,
+                .timestamp_usec = now_usec(CLOCK_REALTIME),
+                .accept_usec = now_usec(CLOCK_MONOTONIC),
+                .pipe = true,
+                .pipe_tid = h->tid,
+                .pipe_signal = h->signal,
+        };
+        LIST_PREPEND(crashes, m->crashes, c);
+        m->n_crashes++;
+        r = pipe_identity(c, h);
+        if (r < 0) {
+                log_warning_errno(r, "Refused a handover for PID %d: its pidfd names another process (%m)", (int) h->pid);
+                crash_free(c);
+                return;
+        }
+        /* what the socket's handshake would decide, without a protocol to say it: a rejected
+         * core is read and dropped (the kernel has nobody to tell) */
+        if (policy_decide(m, &c->info, &c->no_core_why) & COREDUMP_REJECT)
+                c->storing = false;
+        r = crash_ready_to_stream(c);
+        if (r < 0)
+                crash_drop(c, LOG_ERR, "could not be handed to a worker");
 }
 
 static bool result_plausible(const MsgResult *res) {

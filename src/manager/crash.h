@@ -42,6 +42,9 @@ typedef struct Crash {
         Record analysis;         /* the worker's stack traces and packages (unchecked until merged) */
         char name_stem[COREDUMP_NAME_MAX]; /* core.COMM.UID.BOOTID.PID.USEC */
         bool plain;              /* "@" protocol: no request, the core starts at once */
+        bool pipe;               /* pipe mode: conn_fd is the kernel's pipe, handed over by coredump-pipe */
+        pid_t pipe_tid;          /* pipe mode: %I, the dumping thread */
+        int pipe_signal;         /* pipe mode: %s */
         bool collected;          /* metadata and base record taken */
         const char *no_core_why; /* set when only a record will come of this crash */
         uint8_t req_buf[COREDUMP_REQ_SIZE_MAX];
@@ -56,6 +59,9 @@ typedef struct Crash {
 
 /* Takes a freshly accepted connection (ownership of conn passes). */
 void crash_accept(Manager *m, int conn);
+/* Pipe mode: takes the pipe and the pidfd (or -EBADF) coredump-pipe handed over, with the
+ * kernel's arguments (ownership of the fds passes). */
+void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h);
 /* Gives crashes that wait for a worker to idle workers, oldest first. */
 void crash_dispatch_waiting(Manager *m);
 unsigned crash_count_waiting(Manager *m);

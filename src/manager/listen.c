@@ -13,26 +13,36 @@
 #define SOCKET_DIR_MODE 0700
 #define SOCKET_MODE 0600
 
-int listen_from_systemd(char *ret_path, size_t size) {
+int listen_from_systemd(char *ret_path, size_t size, int *ret_handover) {
         struct sockaddr_un sa = {};
         socklen_t l = sizeof sa;
-        int n, fd = SD_LISTEN_FDS_START;
+        int n, fd = -EBADF;
 
+        *ret_handover = -EBADF;
         n = sd_listen_fds(true);
         if (n < 0)
                 return log_error_errno(n, "Failed to read LISTEN_FDS: %m");
         if (n == 0)
                 return 0;
-        if (n > 1)
-                return log_error_errno(-EINVAL, "Expected one socket from the service manager, got %d", n);
-        if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
-                return log_error_errno(-EINVAL, "The passed fd is not a listening AF_UNIX stream socket");
+        if (n > 2)
+                return log_error_errno(-EINVAL, "Expected at most two sockets from the service manager, got %d", n);
+        /* told apart by type: the kernel's stream socket, the pipe helper's seqpacket one */
+        for (int i = SD_LISTEN_FDS_START; i < SD_LISTEN_FDS_START + n; i++) {
+                if (sd_is_socket_unix(i, SOCK_STREAM, 1, NULL, 0) > 0 && fd < 0)
+                        fd = i;
+                else if (sd_is_socket_unix(i, SOCK_SEQPACKET, 1, NULL, 0) > 0 && *ret_handover < 0)
+                        *ret_handover = i;
+                else
+                        return log_error_errno(-EINVAL, "Passed fd %d is not one of our listening sockets", i);
+                (void) fcntl(i, F_SETFD, FD_CLOEXEC);
+        }
+        if (fd < 0)
+                return log_error_errno(-EINVAL, "No listening AF_UNIX stream socket was passed");
         if (getsockname(fd, (struct sockaddr *) &sa, &l) < 0)
                 return log_error_errno(negative_errno(), "getsockname: %m");
         if (l <= offsetof(struct sockaddr_un, sun_path) || sa.sun_path[0] != '/')
                 return log_error_errno(-EINVAL, "The passed socket is not bound to a path");
         snprintf(ret_path, size, "%.*s", (int) (l - offsetof(struct sockaddr_un, sun_path)), sa.sun_path);
-        (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
         return fd;
 }
 

@@ -9,10 +9,11 @@
 /* Crash storms arrive as one connection each; the kernel drops a dump when this is full. */
 #define LISTEN_BACKLOG 4096
 
-/* The socket systemd passed (LISTEN_FDS), if any: returns the fd, 0 if none was passed,
- * negative errno if what was passed is not a listening AF_UNIX stream socket. Its path goes
- * to ret_path. */
-int listen_from_systemd(char *ret_path, size_t size);
+/* The sockets systemd passed (LISTEN_FDS), if any: returns the kernel's (a listening AF_UNIX
+ * stream socket), 0 if none was passed, negative errno if what was passed is not ours. Its
+ * path goes to ret_path; the pipe helper's handover socket (seqpacket), if passed, to
+ * *ret_handover (else -EBADF). */
+int listen_from_systemd(char *ret_path, size_t size, int *ret_handover);
 /* Binds path ourselves: the parent chain must have no symlink and no group/world-writable
  * directory, the directory itself is root-owned 0700, the socket 0600. */
 int listen_bind(const char *path);

@@ -10,6 +10,7 @@
 #include "crash.h"
 #include "fd-util.h"
 #include "control.h"
+#include "handover.h"
 #include "manager.h"
 #include "store.h"
 #include "worker-pool.h"
@@ -102,7 +103,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 void manager_update_accepting(Manager *m) {
         bool want = !m->stopping && m->n_crashes < m->config.max_parallel;
 
-        if (m->stopping && m->n_crashes == 0)
+        /* handovers already accepted are crashes too: they are read before the daemon exits */
+        if (m->stopping && m->n_crashes == 0 && m->n_handover_conns == 0)
                 (void) sd_event_exit(m->event, 0);
 
         if (!m->listen_source || want == m->accepting)
@@ -113,7 +115,8 @@ void manager_update_accepting(Manager *m) {
 }
 
 int manager_setup_listen(Manager *m, const char *socket_path) {
-        int fd = listen_from_systemd(m->socket_path, sizeof m->socket_path);
+        int handover = -EBADF;
+        int fd = listen_from_systemd(m->socket_path, sizeof m->socket_path, &handover);
         int r;
 
         if (fd < 0)
@@ -134,16 +137,29 @@ int manager_setup_listen(Manager *m, const char *socket_path) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the listening socket: %m");
         m->accepting = true;
-        return 0;
+        /* pipe mode's handover socket, beside it (harmless in socket mode) */
+        return handover_setup(m, handover);
 }
 
 int manager_register_pattern(Manager *m) {
-        int r = pattern_register(m->socket_path, m->saved_pattern, sizeof m->saved_pattern, m->our_pattern,
-                                 sizeof m->our_pattern);
+        int r = pattern_register(m->config.mode, m->socket_path, m->saved_pattern, sizeof m->saved_pattern,
+                                 m->our_pattern, sizeof m->our_pattern, &m->pipe_mode);
         if (r < 0)
                 return r;
         m->registered = true;
+        if (m->pipe_mode && pipe_limit_raise(m->config.max_parallel, &m->saved_pipe_limit) >= 0)
+                m->pipe_limit_raised = true;
         return 0;
+}
+
+/* Gives core_pattern (and core_pipe_limit) back. */
+static void manager_unregister(Manager *m) {
+        if (!m->registered)
+                return;
+        (void) pattern_restore(m->saved_pattern, m->our_pattern);
+        if (m->pipe_limit_raised)
+                (void) pipe_limit_set(m->saved_pipe_limit);
+        m->registered = m->pipe_limit_raised = false;
 }
 
 int manager_reload(Manager *m) {
@@ -184,10 +200,9 @@ static int on_stop_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 static void manager_begin_stop(Manager *m) {
         m->stopping = true;
         (void) sd_notify(false, "STOPPING=1");
-        if (m->registered) {
-                (void) pattern_restore(m->saved_pattern, m->our_pattern);
-                m->registered = false;
-        }
+        manager_unregister(m);
+        /* new handovers stay queued in the socket for the next coredumpd */
+        handover_stop_accepting(m);
         pool_retire_idle(m);
         (void) sd_event_add_time_relative(m->event, &m->stop_timer, CLOCK_MONOTONIC, STOP_DRAIN_TIMEOUT_USEC, 0,
                                           on_stop_timeout, m);
@@ -234,8 +249,8 @@ Manager *manager_free(Manager *m) {
         /* Stop taking crashes first, then let the kernel go: unregister, close, release tasks. */
         m->listen_source = sd_event_source_disable_unref(m->listen_source);
         control_free(m);
-        if (m->registered)
-                (void) pattern_restore(m->saved_pattern, m->our_pattern);
+        handover_free(m);
+        manager_unregister(m);
         while (m->crashes)
                 crash_drop(m->crashes, LOG_ERR, "the daemon stopped before it was done; core lost, task released");
         pool_free_all(m);

@@ -29,6 +29,13 @@ typedef struct Manager {
         bool socket_bound_here;
 
         bool registered;
+        bool pipe_mode;          /* registered as |coredump-pipe: crashes come on the handover socket */
+        bool pipe_limit_raised;
+        unsigned saved_pipe_limit;
+        sd_event_source *handover_source; /* owns its fd */
+        char handover_path[108];
+        bool handover_bound_here;
+        unsigned n_handover_conns;
         char saved_pattern[CORE_PATTERN_MAX + 2];
         char our_pattern[CORE_PATTERN_MAX + 2];
 

@@ -337,10 +337,53 @@ static void open_modules(CrashMeta *m, int dir) {
                 (void) modules_open(dir, (const char *) f.value, f.value_len, m->modules);
 }
 
+/* Without a pidfd (pipe mode on kernels before %F) the best guard there is: the thread the
+ * kernel named is the one dumping (PF_DUMPCORE in its flags), before and after the reads. A PID
+ * recycled after the crasher was killed belongs to a process that is not dumping core. */
+#define PF_DUMPCORE 0x00000200UL
+#define STAT_FLAGS_FIELD 9
+
+static bool task_dumping(int dir, pid_t tid) {
+        char path[64], stat[1024], *p;
+        unsigned long flags = 0;
+
+        snprintf(path, sizeof path, "task/%d/stat", (int) tid);
+        if (read_small_file_at(dir, path, stat, sizeof stat) <= 0)
+                return false;
+        p = strrchr(stat, ')'); /* comm may hold anything */
+        if (!p)
+                return false;
+        for (int field = 2; field < STAT_FLAGS_FIELD && p; field++)
+                p = strchr(p + 1, ' ');
+        return p && sscanf(p + 1, "%lu", &flags) == 1 && (flags & PF_DUMPCORE);
+}
+
+int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret) {
+        _cleanup_close_ int dir = -EBADF;
+        char path[32];
+
+        *ret = (CrashMeta) {};
+        snprintf(path, sizeof path, "/proc/%d", (int) pid);
+        dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (dir < 0)
+                return negative_errno();
+        if (!task_dumping(dir, tid))
+                return -ESRCH;
+        read_proc_fields(ret, dir);
+        open_modules(ret, dir);
+        if (!task_dumping(dir, tid)) {
+                meta_done(ret);
+                *ret = (CrashMeta) {};
+                return -ESRCH;
+        }
+        ret->proc_valid = true;
+        return 0;
+}
+
 int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret) {
         _cleanup_close_ int dir = -EBADF;
         char path[32];
-        PidfdInfo again;
+        pid_t again;
         int r;
 
         *ret = (CrashMeta) {};
@@ -358,8 +401,8 @@ int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret) {
         read_proc_fields(ret, dir);
         open_modules(ret, dir);
         /* Confirm after the reads too; if anything changed, none of it may be used. */
-        r = pidfd_get_info(pidfd, PIDFD_INFO_PID, &again);
-        if (r < 0 || again.pid != info->pid || pidfd_check_alive(pidfd) < 0) {
+        r = pidfd_get_pid(pidfd, &again);
+        if (r < 0 || again != info->pid || pidfd_check_alive(pidfd) < 0) {
                 meta_done(ret);
                 *ret = (CrashMeta) {};
                 return r < 0 ? r : -ESRCH;

@@ -38,6 +38,8 @@ typedef struct CrashMeta {
 } CrashMeta;
 
 int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret);
+/* Pipe mode without a pidfd: /proc guarded by the dumping thread's PF_DUMPCORE flag. */
+int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret);
 void meta_done(CrashMeta *m);
 /* The comm of thread tid from _CDS_TASK_COMM, or NULL. */
 const char *meta_thread_name(const CrashMeta *m, pid_t tid, char *buf, size_t size);

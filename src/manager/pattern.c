@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -84,14 +86,108 @@ int pattern_for_socket(const char *socket_path, char *buf, size_t size) {
         return 0;
 }
 
-int pattern_register(const char *socket_path, char *saved, size_t saved_size, char *ours, size_t ours_size) {
+int pipe_socket_path(const char *socket_path, char *buf, size_t size) {
+        const char *slash = strrchr(socket_path, '/');
+        int n;
+
+        if (!slash)
+                return -EINVAL;
+        n = snprintf(buf, size, "%.*s/%s", (int) (slash - socket_path), socket_path, PIPE_SOCKET_NAME);
+        return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* The helper sits next to coredumpd (installed or in the build tree). */
+static int helper_path(char *buf, size_t size) {
+        char self[PATH_MAX], *slash;
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+        if (n < 0)
+                return negative_errno();
+        self[n] = 0;
+        slash = strrchr(self, '/');
+        if (!slash)
+                return -EINVAL;
+        *slash = 0;
+        if (snprintf(buf, size, "%s/coredump-pipe", self) >= (int) size)
+                return -ENAMETOOLONG;
+        return access(buf, X_OK) < 0 ? negative_errno() : 0;
+}
+
+int pattern_for_pipe(const char *socket_path, char *buf, size_t size) {
+        char helper[PATH_MAX], handover[PATH_MAX];
+        int r, n;
+
+        r = helper_path(helper, sizeof helper);
+        if (r < 0)
+                return r;
+        r = pipe_socket_path(socket_path, handover, sizeof handover);
+        if (r < 0)
+                return r;
+        if (strchr(helper, ' ') || strchr(handover, ' '))
+                return -EINVAL;
+        n = snprintf(buf, size, "|%s %s %%P %%I %%u %%g %%s %%t %%c %%h %%d %%F", helper, handover);
+        if (n < 0 || (size_t) n >= size || (size_t) n >= CORE_PATTERN_MAX)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int pattern_choose(CaptureMode mode, const char *socket_path, char *buf, size_t size, const char **ret_why) {
         int r;
 
-        r = pattern_for_socket(socket_path, ours, ours_size);
+        if (mode != MODE_PIPE) {
+                r = pattern_for_socket(socket_path, buf, size);
+                if (r >= 0) {
+                        *ret_why = buf[1] == '@' ? "the kernel speaks the @@ request protocol (6.17+)"
+                                                 : "the kernel has the @ socket (6.16)";
+                        return 0;
+                }
+                if (mode == MODE_SOCKET || r != -EOPNOTSUPP)
+                        return r;
+        }
+        r = pattern_for_pipe(socket_path, buf, size);
+        if (r < 0)
+                return r;
+        *ret_why = mode == MODE_PIPE ? "Mode=pipe" : "the kernel has no coredump socket (kernel.core_modes)";
+        return 1;
+}
+
+static int write_small(const char *path, const char *text) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_TRUNC);
+
+        if (fd < 0)
+                return negative_errno();
+        return loop_write(fd, text, strlen(text));
+}
+
+int pipe_limit_set(unsigned value) {
+        char v[16];
+
+        snprintf(v, sizeof v, "%u", value);
+        return write_small(CORE_PIPE_LIMIT_FILE, v);
+}
+
+int pipe_limit_raise(unsigned want, unsigned *ret_old) {
+        char v[32];
+        unsigned long old;
+
+        if (read_small_file_at(AT_FDCWD, CORE_PIPE_LIMIT_FILE, v, sizeof v) < 0 || sscanf(v, "%lu", &old) != 1)
+                return -EIO;
+        *ret_old = (unsigned) old;
+        return old >= want ? 0 : pipe_limit_set(want);
+}
+
+int pattern_register(CaptureMode mode, const char *socket_path, char *saved, size_t saved_size, char *ours,
+                     size_t ours_size, bool *ret_pipe) {
+        const char *why = NULL;
+        int r;
+
+        r = pattern_choose(mode, socket_path, ours, ours_size, &why);
         if (r == -EOPNOTSUPP)
-                return log_error_errno(r, "This kernel has no coredump socket (kernel.core_modes lacks 'socket'): %m");
+                return log_error_errno(r, "This kernel has no coredump socket (kernel.core_modes lacks 'socket') and Mode=socket: %m");
         if (r < 0)
                 return log_error_errno(r, "Cannot build a core_pattern for %s: %m", socket_path);
+        *ret_pipe = r == 1;
+        log_info("Using %s mode: %s", r == 1 ? "pipe" : "socket", why);
         r = pattern_read(saved, saved_size);
         if (r < 0)
                 return log_error_errno(r, "Failed to read %s: %m", CORE_PATTERN_FILE);

@@ -42,6 +42,20 @@ const char *storage_to_string(Storage s) {
         return (unsigned) s < ELEMENTSOF(t) ? t[s] : "?";
 }
 
+const char *mode_to_string(CaptureMode m) {
+        static const char *const t[] = { "auto", "socket", "pipe" };
+        return (unsigned) m < ELEMENTSOF(t) ? t[m] : "?";
+}
+
+static int parse_mode(Config *c, const char *v) {
+        for (CaptureMode m = MODE_AUTO; m <= MODE_PIPE; m++)
+                if (strcmp(v, mode_to_string(m)) == 0) {
+                        c->mode = m;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
 const char *compression_to_string(Compression c) {
         static const char *const t[] = { "none", "zstd", "lz4" };
         return (unsigned) c < ELEMENTSOF(t) ? t[c] : "?";
@@ -155,6 +169,7 @@ static const struct {
         key_parser parse;
 } keys[] = {
         { "Storage", parse_storage },
+        { "Mode", parse_mode },
         { "Compress", parse_compress },
         { "CompressLevel", parse_compress_level },
         { "ProcessSizeMax", parse_process_size_max },

@@ -19,6 +19,12 @@ typedef enum Compression {
         COMPRESSION_LZ4,
 } Compression;
 
+typedef enum CaptureMode {
+        MODE_AUTO,   /* the socket where the kernel has it, else the pipe */
+        MODE_SOCKET,
+        MODE_PIPE,
+} CaptureMode;
+
 /* Bounds on the values a configuration may ask for. */
 #define SPARE_WORKERS_MAX 32U
 #define PARALLEL_CRASHES_MAX 256U
@@ -45,6 +51,7 @@ typedef struct Config {
         unsigned spare_workers;
         unsigned max_parallel;
         uint64_t timeout_usec; /* per crash, from accept to release of the task */
+        CaptureMode mode;
 } Config;
 
 void config_init_defaults(Config *c);
@@ -55,6 +62,7 @@ int config_load(Config *c, const char *main_file, const char *dropin_dir);
 int config_parse_line(Config *c, const char *file, unsigned line, char *text, bool *in_section);
 
 const char *storage_to_string(Storage s);
+const char *mode_to_string(CaptureMode m);
 const char *compression_to_string(Compression c);
 /* File name suffix for stored cores: ".zst", ".lz4" or "". */
 const char *compression_suffix(Compression c);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -85,4 +88,40 @@ int pidfd_check_alive(int pidfd) {
 int pidfd_open_pid(pid_t pid) {
         int fd = (int) syscall(SYS_pidfd_open, pid, 0);
         return fd < 0 ? negative_errno() : fd;
+}
+
+int pidfd_get_pid(int pidfd, pid_t *ret) {
+        char path[64], buf[1024], *p;
+        PidfdInfo info;
+        ssize_t n;
+        long v;
+        int r, fd;
+
+        r = pidfd_get_info(pidfd, PIDFD_INFO_PID, &info);
+        if (r >= 0) {
+                if (!(info.mask & PIDFD_INFO_PID))
+                        return -ESRCH;
+                *ret = info.pid;
+                return 0;
+        }
+        if (r != -ENOTTY && r != -EINVAL && r != -EOPNOTSUPP)
+                return r;
+        /* before PIDFD_GET_INFO (6.13): the fdinfo line, -1 once the process is gone */
+        snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return -EIO;
+        buf[n] = 0;
+        p = strstr(buf, "Pid:\t");
+        if (!p)
+                return -EBADF;
+        v = strtol(p + 5, NULL, 10);
+        if (v <= 0)
+                return -ESRCH;
+        *ret = (pid_t) v;
+        return 0;
 }

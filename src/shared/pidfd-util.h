@@ -34,6 +34,9 @@ typedef struct PidfdInfo {
  * kernel zero-fills what it does not know). */
 int pidfd_info_parse(const void *buf, size_t len, PidfdInfo *ret);
 int pidfd_get_info(int pidfd, uint64_t want, PidfdInfo *ret);
+/* The PID the pidfd's process has, with PIDFD_GET_INFO or, on kernels before it, its fdinfo;
+ * -ESRCH once it is gone. */
+int pidfd_get_pid(int pidfd, pid_t *ret);
 /* 0 if the process behind pidfd is still alive (signal 0), negative errno otherwise. */
 int pidfd_check_alive(int pidfd);
 int pidfd_send_sig(int pidfd, int sig);

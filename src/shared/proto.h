@@ -31,6 +31,7 @@ typedef enum MsgType {
         MSG_COMMIT = 4,
         MSG_RECORDED = 5,
         MSG_MODULES = 6,
+        MSG_HANDOVER = 7, /* coredump-pipe → coredumpd, on the handover socket */
 } MsgType;
 
 
@@ -57,6 +58,23 @@ typedef struct MsgModules {
         uint32_t first; /* table index of the first descriptor carried */
         uint32_t count; /* descriptors carried: min(MODULES_BATCH, what is left) */
 } MsgModules;
+
+/* Pipe mode: the usermode helper hands the kernel's pipe (and the pidfd of %F) to coredumpd,
+ * with what the kernel put on its command line. Carries [pipe] or [pipe, pidfd]. */
+#define HANDOVER_HOSTNAME_MAX 64
+typedef struct MsgHandover {
+        MsgHeader hdr;
+        int32_t pid, tid;     /* %P %I */
+        uint32_t uid, gid;    /* %u %g */
+        int32_t signal;       /* %s */
+        uint32_t dumpable;    /* %d */
+        uint64_t timestamp;   /* %t, seconds */
+        uint64_t rlimit;      /* %c */
+        uint32_t has_pidfd;   /* %F expanded: the pidfd follows the pipe */
+        uint32_t spare;
+        char hostname[HANDOVER_HOSTNAME_MAX + 1]; /* %h */
+        char pad[7];
+} MsgHandover;
 
 typedef struct MsgReady {
         MsgHeader hdr;

@@ -22,6 +22,7 @@ import time
 SKIP = 77
 CORE_PATTERN = "/proc/sys/kernel/core_pattern"
 SUID_DUMPABLE = "/proc/sys/fs/suid_dumpable"
+CORE_PIPE_LIMIT = "/proc/sys/kernel/core_pipe_limit"
 TEST_USER = "cdstest"
 
 BUILD = os.path.realpath(os.environ.get("CDS_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build")))
@@ -146,6 +147,7 @@ class Env:
     def __init__(self, config=None):
         require_kernel()
         self.saved_pattern = save_sysctl(CORE_PATTERN)
+        self.saved_pipe_limit = save_sysctl(CORE_PIPE_LIMIT)
         self.rundir = tempfile.mkdtemp(prefix="coredump-socket-test.", dir="/run")
         _restore.append((lambda: shutil.rmtree(self.rundir, ignore_errors=True), self.rundir))
         self.base = tempfile.mkdtemp(prefix="coredump-socket-test.", dir="/var/tmp")
@@ -168,17 +170,27 @@ class Env:
         with open(self.conf, "w") as f:
             f.write("[Coredump]\n" + "".join(f"{k}={v}\n" for k, v in keys.items()))
 
-    def start(self, extra=(), listen_fd=None, wait_ready=True, journal=None, environ=None):
+    def start(self, extra=(), listen_fd=None, wait_ready=True, journal=None, environ=None, extra_fds=()):
         log = os.path.join(self.base, f"daemon{len(self.daemons)}.log")
         args = [COREDUMPD, f"--socket={self.sock}", f"--control={self.control}", f"--config={self.conf}", f"--config-dir={self.confdir}", *extra]
         if journal:
-            # core_pattern can only be written from the initial mount namespace: the test does it
-            write_file(CORE_PATTERN, "@@" + self.sock)
+            # core_pattern can only be written from the initial mount namespace: the test does
+            # it, with the pattern the daemon would choose (socket or pipe, by Mode=)
+            write_file(CORE_PATTERN, self.pattern())
+            if self.pattern().startswith("|"):
+                save_sysctl(CORE_PIPE_LIMIT)
+                write_file(CORE_PIPE_LIMIT, "64")
             args = ["nsenter", f"--mount={journal.ns}", *args, "--no-register"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("LISTEN_")}
         env.update(environ or {})
         kw = {}
-        if listen_fd is not None:
+        if listen_fd is not None and extra_fds:
+            # two sockets, as the socket unit passes them: fds 3 and 4
+            env["CDS_FD"], env["CDS_FD2"] = str(listen_fd), str(extra_fds[0])
+            args = ["sh", "-c", 'exec 5<&$CDS_FD 6<&$CDS_FD2; exec 3<&5 4<&6 5<&- 6<&-; '
+                    'export LISTEN_FDS=2 LISTEN_PID=$$; exec "$@"', "sh"] + args
+            kw["pass_fds"] = (listen_fd, extra_fds[0])
+        elif listen_fd is not None:
             # Exactly what systemd does: the socket as fd 3, LISTEN_PID naming the daemon.
             env["CDS_FD"] = str(listen_fd)
             args = ["sh", "-c", '[ "$CDS_FD" = 3 ] || eval "exec 3<&$CDS_FD $CDS_FD<&-"; export LISTEN_FDS=1 LISTEN_PID=$$; exec "$@"', "sh"] + args
@@ -191,6 +203,13 @@ class Env:
         if wait_ready:
             d.wait_log(r"Ready:")
         return d
+
+    def pattern(self):
+        out = subprocess.run([COREDUMPD, "--check-config", f"--config={self.conf}", f"--config-dir={self.confdir}",
+                              f"--socket={self.sock}"], capture_output=True, text=True).stdout
+        m = re.search(r"^Pattern=(.+)$", out, re.M)
+        check(m, f"coredumpd --check-config gave no pattern:\n{out}")
+        return m.group(1)
 
     def cores(self):
         return sorted(glob.glob(os.path.join(self.store, "core.*")))

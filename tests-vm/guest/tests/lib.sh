@@ -45,3 +45,12 @@ wait_journal() {
         done
         return 1
 }
+
+# What the socket unit registers on this kernel: the socket where it has one, else pipe mode.
+expected_pattern() {
+        if grep -qw socket /proc/sys/kernel/core_modes 2>/dev/null; then
+                echo "@@/run/coredump-socket/kernel.sock"
+        else
+                echo "|/usr/libexec/coredump-socket/coredump-pipe /run/coredump-socket/pipe.sock %P %I %u %g %s %t %c %h %d %F"
+        fi
+}

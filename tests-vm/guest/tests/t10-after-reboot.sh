@@ -3,7 +3,7 @@
 . /usr/local/lib/cds-vmtest/tests/lib.sh
 systemctl is-active coredump-socket.socket || fail "socket not active after the reboot"
 pat=$(cat /proc/sys/kernel/core_pattern)
-[ "$pat" = "@@/run/coredump-socket/kernel.sock" ] || fail "core_pattern after the reboot is '$pat'"
+[ "$pat" = "$(expected_pattern)" ] || fail "core_pattern after the reboot is '$pat'"
 sock=$(systemctl show -p ActiveEnterTimestampMonotonic --value coredump-socket.socket)
 early=$(systemctl show -p ExecMainStartTimestampMonotonic --value cds-early-crash.service)
 tests=$(systemctl show -p ExecMainStartTimestampMonotonic --value cds-vmtest.service)

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "crash.h"
+#include "fd-util.h"
+#include "handover.h"
+#include "listen.h"
+#include "pattern.h"
+#include "time-util.h"
+
+#define HANDOVER_FDS_MAX 2
+#define HANDOVER_SOCKET_MODE 0600
+
+typedef struct HandoverConn {
+        Manager *manager;
+        int fd;
+        sd_event_source *io, *timer;
+} HandoverConn;
+
+static void conn_free(HandoverConn *c) {
+        Manager *m = c->manager;
+
+        sd_event_source_disable_unref(c->io);
+        sd_event_source_disable_unref(c->timer);
+        safe_close(c->fd);
+        m->n_handover_conns--;
+        free(c);
+        manager_update_accepting(m); /* a stopping daemon may be waiting for this one */
+}
+
+int handover_check(const MsgHandover *h, size_t size, size_t n_fds, bool first_is_fifo) {
+        if (size != sizeof *h || h->hdr.magic != PROTO_MAGIC || h->hdr.type != MSG_HANDOVER)
+                return -EBADMSG;
+        if (h->has_pidfd > 1 || n_fds != 1 + h->has_pidfd || !first_is_fifo)
+                return -EBADMSG;
+        if (h->pid <= 0 || h->tid <= 0 || h->signal <= 0 || h->signal > 64 || h->dumpable > 2 || h->spare != 0)
+                return -EBADMSG;
+        if (!memchr(h->hostname, 0, sizeof h->hostname))
+                return -EBADMSG;
+        return 0;
+}
+
+static bool is_fifo(int fd) {
+        struct stat st;
+        return fstat(fd, &st) >= 0 && S_ISFIFO(st.st_mode);
+}
+
+/* One message, with up to HANDOVER_FDS_MAX descriptors; any more are closed and refused. */
+static ssize_t recv_handover(int fd, MsgHandover *h, int fds[HANDOVER_FDS_MAX], size_t *n_fds, bool *too_many) {
+        union {
+                struct cmsghdr c;
+                char buf[CMSG_SPACE(sizeof(int) * HANDOVER_FDS_MAX) + CMSG_SPACE(sizeof(int) * 8)];
+        } control = {};
+        uint8_t buf[sizeof *h + 1];
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control };
+        ssize_t n;
+
+        *n_fds = 0;
+        *too_many = false;
+        n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC | MSG_TRUNC);
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n >= 0 && c; c = CMSG_NXTHDR(&mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                        int got;
+                        memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+                        if (*n_fds < HANDOVER_FDS_MAX)
+                                fds[(*n_fds)++] = got;
+                        else {
+                                safe_close(got);
+                                *too_many = true;
+                        }
+                }
+        }
+        if (mh.msg_flags & MSG_CTRUNC)
+                *too_many = true;
+        if (n > 0)
+                memcpy(h, buf, MIN((size_t) n, sizeof *h));
+        return n;
+}
+
+static void refuse(HandoverConn *c, int *fds, size_t n_fds, const char *why, uid_t uid) {
+        char no = 0;
+
+        for (size_t i = 0; i < n_fds; i++)
+                safe_close(fds[i]);
+        if (ratelimit_below(&c->manager->refuse_ratelimit))
+                log_warning("Refused a handover on the pipe socket from uid %u: %s", (unsigned) uid, why);
+        (void) send(c->fd, &no, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+        conn_free(c);
+}
+
+static int on_message(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        HandoverConn *c = userdata;
+        int fds[HANDOVER_FDS_MAX] = { -EBADF, -EBADF };
+        MsgHandover h = {};
+        struct ucred cred = { .uid = UID_INVALID };
+        socklen_t cl = sizeof cred;
+        size_t n_fds;
+        bool too_many;
+        ssize_t n;
+        char yes = 1;
+
+        n = recv_handover(fd, &h, fds, &n_fds, &too_many);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != 0) {
+                refuse(c, fds, n_fds, "not root", cred.uid);
+                return 0;
+        }
+        if (n <= 0 || too_many || handover_check(&h, (size_t) n, n_fds, n_fds > 0 && is_fifo(fds[0])) < 0) {
+                refuse(c, fds, n_fds, "malformed message", cred.uid);
+                return 0;
+        }
+        (void) send(fd, &yes, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+        crash_accept_pipe(c->manager, fds[0], h.has_pidfd ? fds[1] : -EBADF, &h);
+        conn_free(c);
+        return 0;
+}
+
+static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        conn_free(userdata);
+        return 0;
+}
+
+static int on_connect(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        HandoverConn *c;
+        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+        if (cfd < 0)
+                return 0;
+        if (m->n_handover_conns >= HANDOVER_CONNECTIONS_MAX || !(c = calloc(1, sizeof *c))) {
+                safe_close(cfd);
+                return 0;
+        }
+        *c = (HandoverConn) { .manager = m, .fd = cfd };
+        m->n_handover_conns++;
+        if (sd_event_add_io(m->event, &c->io, cfd, EPOLLIN, on_message, c) < 0 ||
+            sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC, HANDOVER_TIMEOUT_USEC, 0, on_timeout, c) < 0)
+                conn_free(c);
+        return 0;
+}
+
+static int bind_handover(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+        mode_t old;
+        int r;
+
+        if (strlen(path) >= sizeof sa.sun_path)
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode))
+                        return -EEXIST;
+                (void) unlink(path);
+        }
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        old = umask(0777 & ~HANDOVER_SOCKET_MODE);
+        r = bind(fd, (struct sockaddr *) &sa, sizeof sa);
+        umask(old);
+        if (r < 0 || listen(fd, LISTEN_BACKLOG) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+int handover_setup(Manager *m, int fd) {
+        int r;
+
+        if (fd < 0) {
+                r = pipe_socket_path(m->socket_path, m->handover_path, sizeof m->handover_path);
+                if (r < 0)
+                        return log_error_errno(r, "No handover socket path beside %s: %m", m->socket_path);
+                fd = bind_handover(m->handover_path);
+                if (fd < 0)
+                        return log_error_errno(fd, "Failed to bind the handover socket %s: %m", m->handover_path);
+                m->handover_bound_here = true;
+        }
+        r = fd_set_nonblock(fd, true);
+        if (r >= 0)
+                r = sd_event_add_io(m->event, &m->handover_source, fd, EPOLLIN, on_connect, m);
+        if (r < 0) {
+                safe_close(fd);
+                return log_error_errno(r, "Failed to watch the handover socket: %m");
+        }
+        (void) sd_event_source_set_io_fd_own(m->handover_source, true);
+        return 0;
+}
+
+void handover_stop_accepting(Manager *m) {
+        if (m->handover_source)
+                (void) sd_event_source_set_enabled(m->handover_source, SD_EVENT_OFF);
+}
+
+void handover_free(Manager *m) {
+        m->handover_source = sd_event_source_disable_unref(m->handover_source);
+        if (m->handover_bound_here)
+                (void) unlink(m->handover_path);
+        m->handover_bound_here = false;
+}
