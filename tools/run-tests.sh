@@ -71,19 +71,23 @@ run_suite build-sanitizers -Dprefix=/usr -Dwerror=true -Db_sanitize=address,unde
 
 # The same project installed in a systemd machine under qemu (tests-vm/run): socket
 # activation, boot ordering, the units' sandbox, crashes of services. CDS_SKIP_VM=1 leaves it out.
-if [ "${CDS_SKIP_VM:-0}" != 1 ]; then
+run_vm() { # tests-vm/run arguments...
         log=$(mktemp)
-        tests-vm/run 2>&1 | tee "$log" || true
+        tests-vm/run "$@" 2>&1 | tee "$log" || true
         line=$(grep '^vm-tests: ' "$log" | tail -n1)
         if [ -n "$line" ]; then
                 passed=$((passed + $(echo "$line" | sed 's/.* \([0-9]*\) passed.*/\1/')))
                 failed=$((failed + $(echo "$line" | sed 's/.* \([0-9]*\) failed.*/\1/')))
                 skipped=$((skipped + $(echo "$line" | sed 's/.* \([0-9]*\) skipped.*/\1/')))
         else
-                echo "tests-vm/run ended without results"
+                echo "tests-vm/run $* ended without results"
                 failed=$((failed + 1))
         fi
         rm -f "$log"
+}
+if [ "${CDS_SKIP_VM:-0}" != 1 ]; then
+        run_vm                # Debian's 7.3 kernel: socket mode
+        run_vm --stock=6.12   # Debian's 6.12 LTS kernel, no socket: pipe mode
 else
         skipped=$((skipped + 1))
 fi
