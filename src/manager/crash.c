@@ -54,8 +54,9 @@ static void crash_keep_failed_record(Crash *c, const char *why) {
 }
 
 void crash_drop(Crash *c, int level, const char *what) {
-        log_full_errno(level, 0, "Crash of PID %d (%s): %s", (int) c->info.pid, crash_comm(c), what);
+        /* the record first: once the log says what happened, the record says it too */
         crash_keep_failed_record(c, what);
+        log_full_errno(level, 0, "Crash of PID %d (%s): %s", (int) c->info.pid, crash_comm(c), what);
         crash_free(c);
 }
 
@@ -575,11 +576,11 @@ void crash_worker_recorded(Crash *c, int error) {
 
 void crash_worker_lost(Crash *c, const char *why) {
         c->worker = NULL;
+        crash_keep_failed_record(c, why);
         if (c->state == CRASH_RECORDING)
                 log_error("Crash of PID %d (%s): %s before writing the journal entry; its record is kept in %s",
                           (int) c->info.pid, crash_comm(c), why, c->manager->config.directory);
         else
                 log_error("Crash of PID %d (%s): %s; core lost, task released", (int) c->info.pid, crash_comm(c), why);
-        crash_keep_failed_record(c, why);
         crash_free(c);
 }
