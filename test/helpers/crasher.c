@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Test helper: crashes in the way asked for.
- *   crasher segv | abort | bus | deep | threads N | mem MIB [random] | fds N
+ *   crasher segv | abort | bus | deep | threads N | mem MIB [random] | sparse MIB | fds N
  * With CRASHER_SYNC=1 it prints "ready" once set up and crashes when a byte arrives on stdin,
  * so a harness can time the crash precisely. */
 #include <pthread.h>
@@ -124,6 +124,14 @@ int main(int argc, char **argv) {
                 open_fds(arg);
         else if (strcmp(mode, "mem") == 0)
                 fill_memory(arg > 0 ? arg : 200, argc > 3 && strcmp(argv[3], "random") == 0);
+        else if (strcmp(mode, "sparse") == 0) {
+                /* mapped, never touched: the kernel sends it as zeros */
+                void *p = mmap(NULL, (size_t) (arg > 0 ? arg : 1024) << 20, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                if (p == MAP_FAILED)
+                        exit(1);
+                *(volatile char *) p = 1; /* one page written: the mapping is dumped, the rest as zeros */
+        }
 
         wait_for_go();
 
