@@ -545,8 +545,11 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
         if (res->error < 0)
                 log_error_errno(res->error, "Crash of PID %d (%s): core lost after %llu bytes: %m", (int) c->info.pid,
                                 crash_comm(c), (unsigned long long) res->bytes_in);
-        else if (c->storing && crash_link_core(c, res, &facts, path, sizeof path) >= 0)
+        else if (c->storing && crash_link_core(c, res, &facts, path, sizeof path) >= 0) {
                 snprintf(facts.filename, sizeof facts.filename, "%s", path);
+                /* the task is released already: keeping the store within bounds costs it nothing */
+                store_vacuum(c->manager->storage_fd, &c->manager->config, strrchr(path, '/') + 1);
+        }
         else if (c->no_core_why)
                 log_notice("Crash of PID %d (%s, uid %u): no core (%s); recorded", (int) c->info.pid, crash_comm(c),
                            (unsigned) c->info.ruid, c->no_core_why);

@@ -11,6 +11,8 @@
 #include "log.h"
 #include "macro.h"
 #include "store.h"
+#include "time-util.h"
+#include "vacuum.h"
 
 int store_open_dir(const char *path) {
         int fd;
@@ -147,4 +149,23 @@ int store_write_record(int dirfd, const char *name, const Record *r, uid_t reade
         if (fsync(fd) < 0)
                 return negative_errno();
         return link_fd(dirfd, fd, name);
+}
+
+static void report_vacuumed(const char *name, uint64_t bytes, void *userdata) {
+        log_info("Vacuumed %s (%llu bytes) to keep MaxUse=/KeepFree=; its record stays", name,
+                 (unsigned long long) bytes);
+}
+
+void store_vacuum(int dirfd, const Config *c, const char *keep) {
+        VacuumLimits l = {
+                .max_use = c->max_use,
+                .keep_free = c->keep_free,
+                .max_age_usec = UINT64_MAX,
+                .now_usec = now_usec(CLOCK_REALTIME),
+        };
+        VacuumStats s;
+        int r = vacuum_run(dirfd, &l, keep, report_vacuumed, NULL, &s);
+
+        if (r < 0)
+                log_warning_errno(r, "Failed to vacuum the storage directory: %m");
 }

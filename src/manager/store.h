@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include "config.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,3 +43,6 @@ int store_link(int dirfd, int fd, const char *name, const StoreAttrs *a, uid_t r
 /* Writes the record in journal export format as dirfd/name (created unnamed, then linked),
  * readable like the core. */
 int store_write_record(int dirfd, const char *name, const Record *r, uid_t reader);
+/* Deletes the oldest cores (of the user with the most) until MaxUse= and KeepFree= hold,
+ * systemd-coredump's rule; never keep (the core just stored). Records stay. */
+void store_vacuum(int dirfd, const Config *c, const char *keep);

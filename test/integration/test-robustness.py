@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Socket activation, hostile clients, cut-off cores, a full disk, a stuck worker, reloads:
 each must end with a clear record and a healthy daemon that stores the next crash."""
+import glob
 import os
 import signal
 import socket
@@ -278,6 +279,28 @@ def case_reload():
     pid, _ = crash("segv")
     path = [c for c in env.wait_cores(2) if f".{pid}." in c]
     check(path and path[0].endswith(".lz4"), f"new configuration not applied: {env.cores()}")
+    d.stop()
+
+
+def case_vacuum():
+    """MaxUse= bounds the store: after each core the oldest ones go (never the one just written),
+    their records stay, and the log says what was deleted."""
+    env = Env({"MaxUse": "48K", "KeepFree": "0"})
+    d = env.start()
+    pids = []
+    for i in range(4):
+        pid, _ = crash("segv")
+        pids.append(pid)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(f".{pid}." in c for c in env.cores()):
+            time.sleep(0.05)
+        check(any(f".{pid}." in c for c in env.cores()), f"the core just written ({pid}) is not there")
+    used = sum(os.stat(c).st_blocks * 512 for c in env.cores())
+    check(used <= 48 << 10 or len(env.cores()) == 1, f"{len(env.cores())} cores, {used} bytes over MaxUse=48K")
+    check(not any(f".{pids[0]}." in c for c in env.cores()), "the oldest core was not vacuumed")
+    d.wait_log(rf"Vacuumed core\.crasher\.0\..*\.{pids[0]}\.")
+    records = glob.glob(os.path.join(env.store, "record.*"))
+    check(len(records) == 4, f"records must stay: {records}")
     d.stop()
 
 
