@@ -93,7 +93,7 @@ char *format_bytes(char *buf, size_t size, uint64_t bytes) {
         return buf;
 }
 
-char *signal_name(char *buf, size_t size, int sig) {
+char *signal_abbrev(char *buf, size_t size, int sig) {
         const char *n = sig > 0 ? sigabbrev_np(sig) : NULL;
 
         if (n)

@@ -20,7 +20,7 @@ char *format_timestamp_relative(char *buf, size_t size, uint64_t usec, uint64_t 
 /* 1024-based with one decimal: "512B", "1.5K", "12.0M". */
 char *format_bytes(char *buf, size_t size, uint64_t bytes);
 /* "SEGV", "RTMIN+3", or the number. */
-char *signal_name(char *buf, size_t size, int sig);
+char *signal_abbrev(char *buf, size_t size, int sig);
 /* The user (group) name of a numeric id, or the number itself. */
 char *uid_name(char *buf, size_t size, uid_t uid);
 char *gid_name(char *buf, size_t size, gid_t gid);

@@ -120,7 +120,7 @@ static int group_row(const CtlArgs *a, Table *t, const Group *g) {
                 r = r ?: table_add(t, CELL_EMPTY, NULL, NULL);
         else
                 r = r ?: (json ? table_add(t, CELL_NUMBER, NULL, "%d", g->signo)
-                               : table_add(t, CELL_STRING, NULL, "SIG%s", signal_name(name, sizeof name, g->signo)));
+                               : table_add(t, CELL_STRING, NULL, "SIG%s", signal_abbrev(name, sizeof name, g->signo)));
         r = r ?: table_add(t, CELL_STRING, NULL, "%s", g->exe);
         r = r ?: (g->signature[0] ? table_add(t, CELL_STRING, NULL, "%s", g->signature) : table_add(t, CELL_EMPTY, NULL, NULL));
         return r;

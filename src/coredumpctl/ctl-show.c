@@ -48,7 +48,7 @@ static int list_row(const CtlArgs *a, Table *t, const Entry *e) {
         else if (a->json != JSON_OFF)
                 r = r ?: table_add(t, CELL_NUMBER, NULL, "%d", signo);
         else
-                r = r ?: table_add(t, CELL_STRING, NULL, "SIG%s", signal_name(signame, sizeof signame, signo));
+                r = r ?: table_add(t, CELL_STRING, NULL, "SIG%s", signal_abbrev(signame, sizeof signame, signo));
         r = r ?: (cf.state ? table_add(t, CELL_STRING, cf.color, "%s", cf.state) : table_add(t, CELL_EMPTY, NULL, NULL));
         r = r ?: table_add(t, CELL_STRING, NULL, "%s", exe ?: comm);
         if (cf.size == UINT64_MAX)
@@ -122,7 +122,7 @@ static void print_signal(FILE *f, const Entry *e) {
         if (!sig)
                 return;
         if (is_coredump(e) && parse_int_range(sig, 1, SIGRTMAX, &signo) >= 0)
-                fprintf(f, "%14s: %s (%s)\n", "Signal", sig, signal_name(name, sizeof name, signo));
+                fprintf(f, "%14s: %s (%s)\n", "Signal", sig, signal_abbrev(name, sizeof name, signo));
         else
                 fprintf(f, "%14s: %s\n", is_coredump(e) ? "Signal" : "Reason", sig);
 }
