@@ -19,21 +19,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "integration"))
 import cdtest  # noqa: E402  (restores core_pattern on every exit path)
-
-
-def crash_once(crasher, mib):
-    env = dict(os.environ, CRASHER_SYNC="1")
-    p = subprocess.Popen([crasher, "mem", str(mib)], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL)
-    assert p.stdout.readline().strip() == b"ready"
-    t0 = time.monotonic()
-    p.stdin.write(b"x")
-    p.stdin.flush()
-    _, status = os.waitpid(p.pid, 0)
-    t1 = time.monotonic()
-    p.returncode = status
-    assert os.WIFSIGNALED(status) and os.WCOREDUMP(status), f"crasher status {status:#x}"
-    return (t1 - t0) * 1000
+from run import crash_once  # noqa: E402
 
 
 def main():
@@ -75,7 +61,7 @@ def main():
     for rnd in range(a.runs + 1):  # round 0 warms up
         for name in results:
             cdtest.write_file(cdtest.CORE_PATTERN, "@@" + socks[name])
-            ms = crash_once(crasher, a.mib)
+            ms, _ = crash_once(crasher, ["mem", str(a.mib)])
             if rnd > 0:
                 results[name].append(ms)
         for f in os.listdir(os.path.join(base, "store")):

@@ -1,31 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <acl/libacl.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/acl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 
 #include "control-proto.h"
 #include "control.h"
+#include "request-server.h"
 #include "time-util.h"
-
-typedef struct ControlConn {
-        Manager *manager;
-        int fd;
-        sd_event_source *io, *timer;
-} ControlConn;
-
-static void conn_free(ControlConn *c) {
-        sd_event_source_disable_unref(c->io);
-        sd_event_source_disable_unref(c->timer);
-        safe_close(c->fd);
-        c->manager->n_control_conns--;
-        free(c);
-}
 
 /* Whether the file's ACL names uid with read permission. */
 static bool acl_grants(int fd, uid_t uid) {
@@ -88,8 +75,7 @@ static int handle(Manager *m, char *msg, uid_t uid) {
         return -EOPNOTSUPP;
 }
 
-static int on_request(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        ControlConn *c = userdata;
+static int on_request(RequestConn *c, int fd) {
         char msg[CONTROL_MSG_MAX + 1], reply[32];
         struct ucred cred;
         socklen_t cl = sizeof cred;
@@ -100,7 +86,7 @@ static int on_request(sd_event_source *s, int fd, uint32_t revents, void *userda
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;
         if (n <= 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
-                conn_free(c);
+                request_conn_free(c);
                 return 0;
         }
         if ((size_t) n > CONTROL_MSG_MAX || memchr(msg, 0, (size_t) n))
@@ -113,75 +99,27 @@ static int on_request(sd_event_source *s, int fd, uint32_t revents, void *userda
                 log_info_errno(r, "Control request from uid %u refused: %m", (unsigned) cred.uid);
         snprintf(reply, sizeof reply, r < 0 ? CONTROL_ERR " %d" : CONTROL_OK, -r);
         (void) send(fd, reply, strlen(reply), MSG_DONTWAIT | MSG_NOSIGNAL);
-        conn_free(c);
-        return 0;
-}
-
-static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
-        conn_free(userdata);
+        request_conn_free(c);
         return 0;
 }
 
 static int on_connect(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
-        ControlConn *c;
-        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-        if (cfd < 0)
-                return 0;
-        if (m->n_control_conns >= CONTROL_CONNECTIONS_MAX || !(c = calloc(1, sizeof *c))) {
-                safe_close(cfd);
-                return 0;
-        }
-        *c = (ControlConn) { .manager = m, .fd = cfd };
-        m->n_control_conns++;
-        if (sd_event_add_io(m->event, &c->io, cfd, EPOLLIN, on_request, c) < 0 ||
-            sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC, CONTROL_TIMEOUT_USEC, 0, on_timeout, c) < 0)
-                conn_free(c);
-        return 0;
-}
-
-static int control_bind(const char *path) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        _cleanup_close_ int fd = -EBADF;
-        char dir[sizeof sa.sun_path];
-        struct stat st;
-        mode_t old;
-        int r;
-
-        if (path[0] != '/' || strlen(path) >= sizeof sa.sun_path)
-                return -EINVAL;
-        snprintf(dir, sizeof dir, "%s", path);
-        if (mkdir(dirname(dir), CONTROL_DIR_MODE) < 0 && errno != EEXIST)
-                return negative_errno();
-        strcpy(sa.sun_path, path);
-        if (lstat(path, &st) == 0) {
-                if (!S_ISSOCK(st.st_mode))
-                        return -EEXIST;
-                /* another coredumpd still serving it keeps it; a stale one is replaced */
-                fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-                if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof sa) == 0)
-                        return -EADDRINUSE;
-                fd = safe_close(fd);
-                (void) unlink(path);
-        }
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return negative_errno();
-        old = umask(0777 & ~CONTROL_SOCKET_MODE);
-        r = bind(fd, (struct sockaddr *) &sa, sizeof sa);
-        umask(old);
-        if (r < 0 || chmod(path, CONTROL_SOCKET_MODE) < 0 || listen(fd, (int) CONTROL_CONNECTIONS_MAX) < 0)
-                return negative_errno();
-        return TAKE_FD(fd);
+        return request_server_accept(m, &m->control_server, fd);
 }
 
 void control_setup(Manager *m, const char *path) {
+        char dir[PATH_MAX];
         int fd, r;
 
         if (!path || !path[0])
                 return;
-        fd = control_bind(path);
+        m->control_server = (RequestServer) { .max_conns = CONTROL_CONNECTIONS_MAX,
+                                              .timeout_usec = CONTROL_TIMEOUT_USEC, .handle = on_request };
+        /* its directory (/run/coredumpctl, systemd's RuntimeDirectory= or ours) */
+        snprintf(dir, sizeof dir, "%s", path);
+        (void) mkdir(dirname(dir), CONTROL_DIR_MODE);
+        fd = request_server_bind(path, CONTROL_SOCKET_MODE, (int) CONTROL_CONNECTIONS_MAX);
         if (fd < 0) {
                 log_warning_errno(fd, "Failed to bind the control socket %s, coredumpctl delete needs root: %m", path);
                 return;

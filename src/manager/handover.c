@@ -3,34 +3,17 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 
 #include "crash.h"
 #include "fd-util.h"
 #include "handover.h"
+#include "request-server.h"
 #include "listen.h"
 #include "pattern.h"
 #include "time-util.h"
 
 #define HANDOVER_FDS_MAX 2
 #define HANDOVER_SOCKET_MODE 0600
-
-typedef struct HandoverConn {
-        Manager *manager;
-        int fd;
-        sd_event_source *io, *timer;
-} HandoverConn;
-
-static void conn_free(HandoverConn *c) {
-        Manager *m = c->manager;
-
-        sd_event_source_disable_unref(c->io);
-        sd_event_source_disable_unref(c->timer);
-        safe_close(c->fd);
-        m->n_handover_conns--;
-        free(c);
-        manager_update_accepting(m); /* a stopping daemon may be waiting for this one */
-}
 
 int handover_check(const MsgHandover *h, size_t size, size_t n_fds, bool first_is_fifo) {
         if (size != sizeof *h || h->hdr.magic != PROTO_MAGIC || h->hdr.type != MSG_HANDOVER)
@@ -84,7 +67,7 @@ static ssize_t recv_handover(int fd, MsgHandover *h, int fds[HANDOVER_FDS_MAX], 
         return n;
 }
 
-static void refuse(HandoverConn *c, int *fds, size_t n_fds, const char *why, uid_t uid) {
+static void refuse(RequestConn *c, int *fds, size_t n_fds, const char *why, uid_t uid) {
         char no = 0;
 
         for (size_t i = 0; i < n_fds; i++)
@@ -92,11 +75,10 @@ static void refuse(HandoverConn *c, int *fds, size_t n_fds, const char *why, uid
         if (ratelimit_below(&c->manager->refuse_ratelimit))
                 log_warning("Refused a handover on the pipe socket from uid %u: %s", (unsigned) uid, why);
         (void) send(c->fd, &no, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-        conn_free(c);
+        request_conn_free(c);
 }
 
-static int on_message(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        HandoverConn *c = userdata;
+static int on_message(RequestConn *c, int fd) {
         int fds[HANDOVER_FDS_MAX] = { -EBADF, -EBADF };
         MsgHandover h = {};
         struct ucred cred = { .uid = UID_INVALID };
@@ -119,68 +101,25 @@ static int on_message(sd_event_source *s, int fd, uint32_t revents, void *userda
         }
         (void) send(fd, &yes, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
         crash_accept_pipe(c->manager, fds[0], h.has_pidfd ? fds[1] : -EBADF, &h);
-        conn_free(c);
-        return 0;
-}
-
-static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
-        conn_free(userdata);
+        request_conn_free(c);
         return 0;
 }
 
 static int on_connect(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
-        HandoverConn *c;
-        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-        if (cfd < 0)
-                return 0;
-        if (m->n_handover_conns >= HANDOVER_CONNECTIONS_MAX || !(c = calloc(1, sizeof *c))) {
-                safe_close(cfd);
-                return 0;
-        }
-        *c = (HandoverConn) { .manager = m, .fd = cfd };
-        m->n_handover_conns++;
-        if (sd_event_add_io(m->event, &c->io, cfd, EPOLLIN, on_message, c) < 0 ||
-            sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC, HANDOVER_TIMEOUT_USEC, 0, on_timeout, c) < 0)
-                conn_free(c);
-        return 0;
-}
-
-static int bind_handover(const char *path) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        _cleanup_close_ int fd = -EBADF;
-        struct stat st;
-        mode_t old;
-        int r;
-
-        if (strlen(path) >= sizeof sa.sun_path)
-                return -ENAMETOOLONG;
-        strcpy(sa.sun_path, path);
-        if (lstat(path, &st) == 0) {
-                if (!S_ISSOCK(st.st_mode))
-                        return -EEXIST;
-                (void) unlink(path);
-        }
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return negative_errno();
-        old = umask(0777 & ~HANDOVER_SOCKET_MODE);
-        r = bind(fd, (struct sockaddr *) &sa, sizeof sa);
-        umask(old);
-        if (r < 0 || listen(fd, LISTEN_BACKLOG) < 0)
-                return negative_errno();
-        return TAKE_FD(fd);
+        return request_server_accept(m, &m->handover_server, fd);
 }
 
 int handover_setup(Manager *m, int fd) {
         int r;
 
+        m->handover_server = (RequestServer) { .max_conns = HANDOVER_CONNECTIONS_MAX,
+                                               .timeout_usec = HANDOVER_TIMEOUT_USEC, .handle = on_message };
         if (fd < 0) {
                 r = pipe_socket_path(m->socket_path, m->handover_path, sizeof m->handover_path);
                 if (r < 0)
                         return log_error_errno(r, "No handover socket path beside %s: %m", m->socket_path);
-                fd = bind_handover(m->handover_path);
+                fd = request_server_bind(m->handover_path, HANDOVER_SOCKET_MODE, LISTEN_BACKLOG);
                 if (fd < 0)
                         return log_error_errno(fd, "Failed to bind the handover socket %s: %m", m->handover_path);
                 m->handover_bound_here = true;

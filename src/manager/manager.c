@@ -104,7 +104,7 @@ void manager_update_accepting(Manager *m) {
         bool want = !m->stopping && m->n_crashes < m->config.max_parallel;
 
         /* handovers already accepted are crashes too: they are read before the daemon exits */
-        if (m->stopping && m->n_crashes == 0 && m->n_handover_conns == 0)
+        if (m->stopping && m->n_crashes == 0 && m->handover_server.n_conns == 0)
                 (void) sd_event_exit(m->event, 0);
 
         if (!m->listen_source || want == m->accepting)

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "pattern.h"
 #include "listen.h"
+#include "request-server.h"
 
 typedef struct Crash Crash;
 typedef struct Worker Worker;
@@ -35,7 +36,7 @@ typedef struct Manager {
         sd_event_source *handover_source; /* owns its fd */
         char handover_path[108];
         bool handover_bound_here;
-        unsigned n_handover_conns;
+        RequestServer handover_server;
         char saved_pattern[CORE_PATTERN_MAX + 2];
         char our_pattern[CORE_PATTERN_MAX + 2];
 
@@ -43,7 +44,7 @@ typedef struct Manager {
 
         sd_event_source *control_source; /* owns its fd */
         char control_path[108];
-        unsigned n_control_conns;
+        RequestServer control_server;
 
         char boot_id[BOOT_ID_STRING_MAX];
         char machine_id[BOOT_ID_STRING_MAX]; /* empty if the machine has none */

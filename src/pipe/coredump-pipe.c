@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "kernel-abi.h"
+#include "macro.h"
 #include "parse-util.h"
 #include "proto.h"
 
@@ -129,45 +130,24 @@ static int parse_args(int argc, char **argv, MsgHandover *m) {
 /* socket: from core_pattern, which only root can write */
 static int hand_over(const char *socket_path, const MsgHandover *m) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int fds[2] = { STDIN_FILENO, PIDFD_FD }, sock;
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof fds)];
-        } control = {};
-        struct iovec iov = { .iov_base = (void *) m, .iov_len = sizeof *m };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control };
+        const int fds[2] = { STDIN_FILENO, PIDFD_FD };
+        _cleanup_close_ int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         struct pollfd p;
-        struct cmsghdr *c;
         char ack;
-        size_t n_fds = m->has_pidfd ? 2 : 1;
+        int r;
 
-        snprintf(sa.sun_path, sizeof sa.sun_path, "%s", socket_path);
-        sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (sock < 0)
                 return -errno;
-        if (connect(sock, (struct sockaddr *) &sa, sizeof sa) < 0) {
-                int r = -errno;
-                close(sock);
+        snprintf(sa.sun_path, sizeof sa.sun_path, "%s", socket_path);
+        if (connect(sock, (struct sockaddr *) &sa, sizeof sa) < 0)
+                return -errno;
+        r = proto_send(sock, m, sizeof *m, fds, m->has_pidfd ? 2 : 1);
+        if (r < 0)
                 return r;
-        }
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-        c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
-        if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t) sizeof *m) {
-                int r = -errno;
-                close(sock);
-                return r ? r : -EIO;
-        }
         /* wait for coredumpd to say it took them (or why not) */
         p = (struct pollfd) { .fd = sock, .events = POLLIN };
-        if (poll(&p, 1, ACK_TIMEOUT_MS) <= 0 || read(sock, &ack, 1) != 1) {
-                close(sock);
+        if (poll(&p, 1, ACK_TIMEOUT_MS) <= 0 || read(sock, &ack, 1) != 1)
                 return -ETIMEDOUT;
-        }
-        close(sock);
         return ack == 1 ? 0 : -EPROTO;
 }
 

@@ -230,6 +230,7 @@ class Env:
 
 
 JOURNALD = "/lib/systemd/systemd-journald"
+COREDUMP_MESSAGE_ID = "fc2e22bc6ee647b6b90729ab34a250b1"
 MACHINE_ID = "/etc/machine-id"
 
 
@@ -273,6 +274,17 @@ class Journal:
         out = subprocess.run(["journalctl", "-D", self.dir, "-o", "export", "--no-pager", *matches],
                              capture_output=True, timeout=60).stdout
         return parse_export(out)
+
+    def entry(self, pid, timeout=30):
+        """The one coredump entry of PID pid, waiting for journald to have it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            es = [e for e in self.entries("MESSAGE_ID=" + COREDUMP_MESSAGE_ID) if e.get("COREDUMP_PID") == str(pid).encode()]
+            if es:
+                check(len(es) == 1, f"{len(es)} journal entries for PID {pid}")
+                return es[0]
+            time.sleep(0.2)
+        raise AssertionError(f"no journal entry for PID {pid}")
 
     def stop(self):
         if self.proc.poll() is None:

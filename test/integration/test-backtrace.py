@@ -12,20 +12,12 @@ import time
 
 from cdtest import (BUILD, CRASHER, Env, Journal, check, crash, decompress, run_cases, test_user)
 
-MESSAGE_ID = "fc2e22bc6ee647b6b90729ab34a250b1"
 CRASHER_PKG = os.path.join(BUILD, "test", "crasher-pkg")
 DEEP = ["cds_crash_inner", "cds_crash_middle", "cds_crash_outer"]
 
 
 def entry_of(j, pid, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        es = [e for e in j.entries("MESSAGE_ID=" + MESSAGE_ID) if e.get("COREDUMP_PID") == str(pid).encode()]
-        if es:
-            check(len(es) == 1, f"{len(es)} entries for PID {pid}")
-            return {k: v.decode(errors="replace") for k, v in es[0].items()}
-        time.sleep(0.2)
-    raise AssertionError(f"no journal entry for PID {pid}")
+    return {k: v.decode(errors="replace") for k, v in j.entry(pid, timeout).items()}
 
 
 def traces(message):

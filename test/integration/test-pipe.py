@@ -17,22 +17,10 @@ from cdtest import (BUILD, CORE_PATTERN, CORE_PIPE_LIMIT, CRASHER, SUID_DUMPABLE
                     decompress, elf_core_info, parse_export, read_file, run_cases, save_sysctl, systemd_coredumpctl,
                     test_user, write_file)
 
-MESSAGE_ID = "fc2e22bc6ee647b6b90729ab34a250b1"
 HELPER = os.path.join(BUILD, "src", "coredump-pipe")
 # fields whose values differ between any two crashes
 VARYING = {"COREDUMP_TIMESTAMP", "__REALTIME_TIMESTAMP", "__MONOTONIC_TIMESTAMP", "__CURSOR", "__SEQNUM",
            "__SEQNUM_ID", "_SOURCE_REALTIME_TIMESTAMP", "_PID"}
-
-
-def entries(j, pid, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        es = [e for e in j.entries("MESSAGE_ID=" + MESSAGE_ID) if e.get("COREDUMP_PID") == str(pid).encode()]
-        if es:
-            check(len(es) == 1, f"{len(es)} entries for {pid}")
-            return es[0]
-        time.sleep(0.2)
-    raise AssertionError(f"no journal entry for PID {pid}")
 
 
 def run_set(mode, user):
@@ -58,7 +46,7 @@ def run_set(mode, user):
         cores = env.wait_cores(n + 1)
         core = [c for c in cores if f".{pid}." in os.path.basename(c)]
         check(len(core) == 1, f"{mode} {name}: no core for {pid}: {cores}")
-        out[name] = (pid, entries(j, pid), core[0])
+        out[name] = (pid, j.entry(pid), core[0])
     return env, j, d, out
 
 

@@ -10,29 +10,14 @@
 #include "backtrace.h"
 #include "capture.h"
 #include "elf-stream.h"
+#include "fixture.h"
 #include "tests.h"
 
-#define FIXTURE_MAX (8U << 20)
 #define STREAM_CHUNK 4096U
 
 static uint8_t core[FIXTURE_MAX];
 
-static size_t load(const char *path) {
-        static uint8_t comp[FIXTURE_MAX];
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, comp, sizeof comp) : -1;
-        size_t d;
 
-        if (fd >= 0)
-                close(fd);
-        if (n <= 0)
-                return 0;
-        d = ZSTD_decompress(core, sizeof core, comp, (size_t) n);
-        return ZSTD_isError(d) ? 0 : d;
-}
-
-/* The worker's path: stream, plan once the notes are in, capture, rebuild, unwind. Returns the
- * number of threads traced, or a negative errno. */
 static int run(const uint8_t *c, size_t len, char **ret_text) {
         static Capture cap;
         ElfStream s;
@@ -115,7 +100,7 @@ static void test_flipped(size_t len) {
 }
 
 int main(int argc, char **argv) {
-        size_t len = argc > 1 ? load(argv[1]) : 0;
+        size_t len = argc > 1 ? load_fixture(argv[1], core, sizeof core) : 0;
 
         CHECK(len > 0);
         if (len > 0) {

@@ -8,25 +8,12 @@
 
 #include "core-notes.h"
 #include "elf-stream.h"
+#include "fixture.h"
 #include "tests.h"
 
-#define FIXTURE_MAX (8U << 20)
 
 static uint8_t core[FIXTURE_MAX];
 
-static size_t load(const char *path) {
-        static uint8_t comp[FIXTURE_MAX];
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, comp, sizeof comp) : -1;
-        size_t d;
-
-        if (fd >= 0)
-                close(fd);
-        if (n <= 0)
-                return 0;
-        d = ZSTD_decompress(core, sizeof core, comp, (size_t) n);
-        return ZSTD_isError(d) ? 0 : d;
-}
 
 static void note_segment(const uint8_t *c, size_t len, size_t *ret_off, size_t *ret_size) {
         Elf64_Ehdr e;
@@ -45,7 +32,7 @@ static void note_segment(const uint8_t *c, size_t len, size_t *ret_off, size_t *
 }
 
 static void test_real(const char *fixture) {
-        size_t len = load(fixture), off, size;
+        size_t len = load_fixture(fixture, core, sizeof core), off, size;
         CoreNotes n;
         ElfStream s;
 
@@ -110,7 +97,7 @@ static bool any_file(const CoreFileMapping *m, void *userdata) {
 
 /* The walkers the backtrace capture uses, over the real notes and every corruption of them. */
 static void test_walkers(const char *fixture) {
-        size_t len = load(fixture), off, size;
+        size_t len = load_fixture(fixture, core, sizeof core), off, size;
         unsigned threads = 0, files = 0;
         uint8_t *m;
 

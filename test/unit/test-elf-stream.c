@@ -8,9 +8,9 @@
 
 #include "elf-stream.h"
 #include "macro.h"
+#include "fixture.h"
 #include "tests.h"
 
-#define FIXTURE_MAX (8U << 20)
 
 static size_t make_core64(uint8_t *buf, size_t size, uint16_t phnum, uint64_t seg_off, uint64_t seg_size) {
         Elf64_Ehdr e = {
@@ -101,24 +101,6 @@ static void test_elf32(void) {
                 CHECK_EQ(s.expected_size, 4096 + 8192);
                 elf_stream_done(&s);
         }
-}
-
-static size_t load_fixture(const char *path, uint8_t *out, size_t size) {
-        static uint8_t comp[FIXTURE_MAX];
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n;
-        size_t d;
-
-        if (fd < 0) {
-                fprintf(stderr, "cannot open %s\n", path);
-                return 0;
-        }
-        n = read(fd, comp, sizeof comp);
-        close(fd);
-        if (n <= 0)
-                return 0;
-        d = ZSTD_decompress(out, size, comp, (size_t) n);
-        return ZSTD_isError(d) ? 0 : d;
 }
 
 static void test_real_core(const char *path) {

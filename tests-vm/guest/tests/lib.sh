@@ -20,30 +20,29 @@ crash() {
         echo $p
 }
 
-# Waits until our coredumpctl lists the match (as root unless $2 is a user).
-wait_listed() {
+# Runs the command until it succeeds, for up to a minute.
+retry() {
         i=0
         while [ $i -lt 300 ]; do
-                if [ -n "${2:-}" ]; then
-                        runuser -u "$2" -- $CTL -q list "$1" >/dev/null 2>&1 && return 0
-                else
-                        $CTL -q list "$1" >/dev/null 2>&1 && return 0
-                fi
+                "$@" >/dev/null 2>&1 && return 0
                 sleep 0.2
                 i=$((i + 1))
         done
         return 1
 }
 
+# Waits until our coredumpctl lists the match (as root unless $2 is a user).
+wait_listed() {
+        if [ -n "${2:-}" ]; then
+                retry runuser -u "$2" -- $CTL -q list "$1"
+        else
+                retry $CTL -q list "$1"
+        fi
+}
+
 # Waits until systemd's coredumpctl (from the journal) lists the match.
 wait_journal() {
-        i=0
-        while [ $i -lt 300 ]; do
-                $SCTL -q list "$1" >/dev/null 2>&1 && return 0
-                sleep 0.2
-                i=$((i + 1))
-        done
-        return 1
+        retry $SCTL -q list "$1"
 }
 
 # What the socket unit registers on this kernel: the socket where it has one, else pipe mode.
