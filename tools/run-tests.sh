@@ -85,9 +85,41 @@ run_vm() { # tests-vm/run arguments...
         fi
         rm -f "$log"
 }
+# kernel-patches/linux-6.12: Linux 6.12 built from linux-source-6.12 with and without the series
+# (tests-vm/kernel/build.sh, cached), the coredump and pidfd selftests of 7.3 in a VM on both
+# (tests-vm/kernel/selftests.sh: they pass with the series, fail without), then the VM suite on
+# the patched kernel, where coredump-socket runs in socket mode.
+run_selftests() { # selftests.sh arguments...
+        log=$(mktemp)
+        if tests-vm/kernel/selftests.sh "$@" 2>&1 | tee "$log"; then rc=0; else rc=1; fi
+        case " $* " in
+        *" --expect=fail "*)
+                # one test: the unpatched kernel fails every selftest that needs the series
+                if [ $rc = 0 ] && grep -q '^selftests: ' "$log"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
+        *)
+                passed=$((passed + $(grep -c '^selftest .*: pass' "$log" || true)))
+                failed=$((failed + $(grep -c '^selftest .*: fail' "$log" || true)))
+                skipped=$((skipped + $(grep -c '^selftest .*: skip' "$log" || true)))
+                grep -q '^selftests: ' "$log" || failed=$((failed + 1)) ;;
+        esac
+        rm -f "$log"
+}
+run_kernel_patches() {
+        local kdir
+        if ! kdir=$(tests-vm/kernel/build.sh); then
+                echo "tests-vm/kernel/build.sh failed"
+                failed=$((failed + 1))
+                return
+        fi
+        run_selftests
+        run_selftests --unpatched --expect=fail
+        run_vm --kernel="$kdir/bzImage"
+}
+
 if [ "${CDS_SKIP_VM:-0}" != 1 ]; then
         run_vm                # Debian's 7.3 kernel: socket mode
         run_vm --stock=6.12   # Debian's 6.12 LTS kernel, no socket: pipe mode
+        run_kernel_patches    # 6.12 + kernel-patches/linux-6.12: socket mode
 else
         skipped=$((skipped + 1))
 fi

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "macro.h"
 #include "pattern.h"
+#include "pidfd-util.h"
 
 #define CORE_MODES_FILE "/proc/sys/kernel/core_modes"
 
@@ -58,7 +59,21 @@ int pattern_write(const char *pattern) {
         return 0;
 }
 
-/* Which socket protocol the running kernel speaks, from core_modes and its version. */
+/* PIDFD_INFO_SUPPORTED_MASK came after the @@ request protocol (6.19 vs 6.17), in upstream and in
+ * backports alike (kernel-patches/linux-6.12 reports it), so a kernel that answers it speaks @@
+ * whatever its version says. */
+static bool kernel_reports_supported_mask(void) {
+        _cleanup_close_ int pidfd = pidfd_open_pid(getpid());
+        PidfdInfo info;
+
+        if (pidfd < 0 || pidfd_get_info(pidfd, PIDFD_INFO_SUPPORTED_MASK, &info) < 0)
+                return false;
+        return info.mask & PIDFD_INFO_SUPPORTED_MASK;
+}
+
+/* Which socket protocol the running kernel speaks: core_modes says "socket" since 6.16, the @@
+ * request protocol came with 6.17; a backport to an older version shows itself by its pidfd
+ * info. */
 static int socket_protocol(bool *ret_request) {
         char modes[256];
         struct utsname u;
@@ -67,9 +82,8 @@ static int socket_protocol(bool *ret_request) {
         if (read_small_file_at(AT_FDCWD, CORE_MODES_FILE, modes, sizeof modes) < 0 || !strstr(modes, "socket"))
                 return -EOPNOTSUPP;
         if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
-                return -EOPNOTSUPP;
-        /* core_modes says "socket" since 6.16; the @@ request protocol came with 6.17. */
-        *ret_request = major > 6 || (major == 6 && minor >= 17);
+                major = minor = 0;
+        *ret_request = major > 6 || (major == 6 && minor >= 17) || kernel_reports_supported_mask();
         return 0;
 }
 
