@@ -548,7 +548,8 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
         else if (c->storing && crash_link_core(c, res, &facts, path, sizeof path) >= 0) {
                 snprintf(facts.filename, sizeof facts.filename, "%s", path);
                 /* the task is released already: keeping the store within bounds costs it nothing */
-                store_vacuum(c->manager->storage_fd, &c->manager->config, strrchr(path, '/') + 1);
+                store_vacuum(c->manager->storage_fd, &c->manager->config, strrchr(path, '/') + 1,
+                             ALIGN_TO(res->bytes_out, STORE_BLOCK_SIZE), &c->manager->store_usage);
         }
         else if (c->no_core_why)
                 log_notice("Crash of PID %d (%s, uid %u): no core (%s); recorded", (int) c->info.pid, crash_comm(c),
@@ -571,6 +572,8 @@ void crash_worker_recorded(Crash *c, int error) {
         c->worker = NULL;
         if (error >= 0)
                 log_debug("Crash of PID %d: journal entry written", (int) c->info.pid);
+        else /* every crash ends with a line at debug level, whatever the rate limit below */
+                log_debug("Crash of PID %d: record kept without a journal entry", (int) c->info.pid);
         if (error < 0 && ratelimit_below(&m->record_ratelimit))
                 log_warning_errno(error, "Crash of PID %d (%s): no journal entry (%m); its record is kept in %s",
                                   (int) c->info.pid, crash_comm(c), m->config.directory);

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "pattern.h"
 #include "listen.h"
+#include "store.h"
 #include "request-server.h"
 
 typedef struct Crash Crash;
@@ -41,6 +42,7 @@ typedef struct Manager {
         char our_pattern[CORE_PATTERN_MAX + 2];
 
         int storage_fd;
+        StoreUsage store_usage;
 
         sd_event_source *control_source; /* owns its fd */
         char control_path[108];

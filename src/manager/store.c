@@ -156,16 +156,27 @@ static void report_vacuumed(const char *name, uint64_t bytes, void *userdata) {
                  (unsigned long long) bytes);
 }
 
-void store_vacuum(int dirfd, const Config *c, const char *keep) {
+void store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u) {
         VacuumLimits l = {
                 .max_use = c->max_use,
                 .keep_free = c->keep_free,
                 .max_age_usec = UINT64_MAX,
                 .now_usec = now_usec(CLOCK_REALTIME),
         };
-        VacuumStats s;
-        int r = vacuum_run(dirfd, &l, keep, report_vacuumed, NULL, &s);
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        VacuumStats s = {};
+        int r;
 
-        if (r < 0)
+        if (u->known && now - u->scanned_usec < STORE_RESCAN_USEC) {
+                u->bytes_cores += added;
+                if (!vacuum_over_limits(dirfd, &l, u->bytes_cores))
+                        return;
+        }
+        r = vacuum_run(dirfd, &l, keep, report_vacuumed, NULL, &s);
+        if (r < 0) {
                 log_warning_errno(r, "Failed to vacuum the storage directory: %m");
+                u->known = false;
+                return;
+        }
+        *u = (StoreUsage) { .known = true, .bytes_cores = s.bytes_cores, .scanned_usec = now };
 }

@@ -45,4 +45,18 @@ int store_link(int dirfd, int fd, const char *name, const StoreAttrs *a, uid_t r
 int store_write_record(int dirfd, const char *name, const Record *r, uid_t reader);
 /* Deletes the oldest cores (of the user with the most) until MaxUse= and KeepFree= hold,
  * systemd-coredump's rule; never keep (the core just stored). Records stay. */
-void store_vacuum(int dirfd, const Config *c, const char *keep);
+#define STORE_BLOCK_SIZE 4096 /* what a stored byte count is rounded up to, as allocated */
+#define STORE_RESCAN_USEC (UINT64_C(30) * 1000000) /* rescan the store at least this often */
+
+/* What the manager knows of the store's size between scans. */
+typedef struct StoreUsage {
+        bool known;
+        uint64_t bytes_cores;  /* at the last scan, plus what was stored since */
+        uint64_t scanned_usec; /* CLOCK_MONOTONIC */
+} StoreUsage;
+
+/* Keeps the store within MaxUse=/KeepFree= after a core of added bytes was stored (never
+ * deleting keep). Scans the directory only when the running estimate says the limits may be
+ * broken or the last scan is older than STORE_RESCAN_USEC (others may have changed the store):
+ * a scan per crash costs a crash storm O(cores) each. */
+void store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u);

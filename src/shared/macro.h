@@ -12,6 +12,8 @@
 #define _warn_unused_result_ __attribute__((warn_unused_result))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+/* v rounded up to a multiple of a (a power of two) */
+#define ALIGN_TO(v, a) (((v) + (a) - 1) & ~((__typeof__(v)) (a) - 1))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 

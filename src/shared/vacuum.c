@@ -118,7 +118,7 @@ static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi) {
         return v < lo ? lo : v > hi ? hi : v;
 }
 
-static bool over_limits(int dirfd, const VacuumLimits *l, uint64_t used) {
+bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used) {
         struct statvfs sv;
         uint64_t size, avail, max_use = l->max_use, keep_free = l->keep_free;
 
@@ -203,7 +203,7 @@ int vacuum_run(int dirfd, const VacuumLimits *l, const char *keep, VacuumReport 
                 if ((!keep || strcmp(c[i].name, keep) != 0) && l->now_usec > c[i].usec &&
                     l->now_usec - c[i].usec > l->max_age_usec)
                         r = delete_core(dirfd, &c[i], ret, report, userdata);
-        while (r >= 0 && over_limits(dirfd, l, ret->bytes_cores) && (v = pick_victim(c, n, keep)))
+        while (r >= 0 && vacuum_over_limits(dirfd, l, ret->bytes_cores) && (v = pick_victim(c, n, keep)))
                 r = delete_core(dirfd, v, ret, report, userdata);
         free_cores(c, n);
         return r;

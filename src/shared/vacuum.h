@@ -34,6 +34,8 @@ typedef void (*VacuumReport)(const char *name, uint64_t bytes, void *userdata);
 
 /* What the store in dirfd holds (bytes are allocated blocks, as du counts them). */
 int vacuum_usage(int dirfd, VacuumStats *ret);
+/* Whether cores using used bytes, with the file system of dirfd as it is, break the limits. */
+bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used);
 /* Deletes cores until the limits hold; never the one named keep (may be NULL). */
 int vacuum_run(int dirfd, const VacuumLimits *l, const char *keep, VacuumReport report, void *userdata,
                VacuumStats *ret);

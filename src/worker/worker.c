@@ -6,11 +6,13 @@
  * manager to link the file, writes the journal entry, and exits. */
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "analysis.h"
@@ -250,6 +252,19 @@ static void close_fds(int fds[JOB_FDS]) {
                 fds[i] = safe_close(fds[i]);
 }
 
+/* Dies with the manager that spawned it: it is the peer of the control socket (a socketpair
+ * it made); if it is already gone (we were reparented before asking), stop now. */
+static int die_with_manager(void) {
+        struct ucred cred;
+        socklen_t len = sizeof cred;
+
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                return negative_errno();
+        if (getsockopt(WORKER_CONTROL_FD, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return negative_errno();
+        return getppid() == cred.pid ? 0 : -ESRCH;
+}
+
 int main(int argc, char **argv) {
         static const int keep[] = { WORKER_CONTROL_FD };
         MsgReady ready = { .hdr = { PROTO_MAGIC, MSG_READY } };
@@ -265,6 +280,9 @@ int main(int argc, char **argv) {
                 log_error("coredump-worker takes no arguments; coredumpd starts it");
                 return 2;
         }
+        r = die_with_manager();
+        if (r < 0)
+                return log_error_errno(r, "Not started by a live coredumpd: %m"), 2;
         r = close_all_fds_except(keep, ELEMENTSOF(keep));
         if (r < 0)
                 return log_error_errno(r, "Failed to close stray fds: %m"), 3;
