@@ -549,7 +549,7 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
                 snprintf(facts.filename, sizeof facts.filename, "%s", path);
                 /* the task is released already: keeping the store within bounds costs it nothing */
                 store_vacuum(c->manager->storage_fd, &c->manager->config, strrchr(path, '/') + 1,
-                             ALIGN_TO(res->bytes_out, STORE_BLOCK_SIZE), &c->manager->store_usage);
+                             store_allocated(c->out_fd, res->bytes_out), &c->manager->store_usage);
         }
         else if (c->no_core_why)
                 log_notice("Crash of PID %d (%s, uid %u): no core (%s); recorded", (int) c->info.pid, crash_comm(c),

@@ -156,6 +156,14 @@ static void report_vacuumed(const char *name, uint64_t bytes, void *userdata) {
                  (unsigned long long) bytes);
 }
 
+uint64_t store_allocated(int fd, uint64_t bytes) {
+        struct stat st;
+
+        if (fd >= 0 && fstat(fd, &st) >= 0)
+                return (uint64_t) st.st_blocks * 512;
+        return ALIGN_TO(bytes, STORE_BLOCK_SIZE);
+}
+
 void store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u) {
         VacuumLimits l = {
                 .max_use = c->max_use,

@@ -45,7 +45,7 @@ int store_link(int dirfd, int fd, const char *name, const StoreAttrs *a, uid_t r
 int store_write_record(int dirfd, const char *name, const Record *r, uid_t reader);
 /* Deletes the oldest cores (of the user with the most) until MaxUse= and KeepFree= hold,
  * systemd-coredump's rule; never keep (the core just stored). Records stay. */
-#define STORE_BLOCK_SIZE 4096 /* what a stored byte count is rounded up to, as allocated */
+#define STORE_BLOCK_SIZE 4096 /* a byte count rounded up to this when the file cannot say */
 #define STORE_RESCAN_USEC (UINT64_C(30) * 1000000) /* rescan the store at least this often */
 
 /* What the manager knows of the store's size between scans. */
@@ -54,6 +54,9 @@ typedef struct StoreUsage {
         uint64_t bytes_cores;  /* at the last scan, plus what was stored since */
         uint64_t scanned_usec; /* CLOCK_MONOTONIC */
 } StoreUsage;
+
+/* What the stored file fd takes on disk (as du counts it); bytes rounded up if fstat fails. */
+uint64_t store_allocated(int fd, uint64_t bytes);
 
 /* Keeps the store within MaxUse=/KeepFree= after a core of added bytes was stored (never
  * deleting keep). Scans the directory only when the running estimate says the limits may be

@@ -4,12 +4,22 @@
  * only; anything not listed kills the process, except a few harmless probes of libc that get an
  * error instead. */
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "fd-util.h"
 #include "macro.h"
 #include "sandbox.h"
+
+#define SECCOMP_PROG_MAX 4096 /* instructions: far more than the allowlist compiles to */
 
 /* Plain calls, allowed whatever their arguments. */
 static const int allowed[] = {
@@ -49,20 +59,64 @@ static int add_filtered(scmp_filter_ctx ctx) {
         return r;
 }
 
-int sandbox_seccomp(void) {
-        scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+static int build(scmp_filter_ctx ctx) {
         int r = 0;
 
-        if (!ctx)
-                return -ENOMEM;
         /* only the native ABI: a foreign architecture's syscall numbers kill */
         r = r ?: seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
         for (size_t i = 0; i < ELEMENTSOF(allowed) && r == 0; i++)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
         for (size_t i = 0; i < ELEMENTSOF(soft_denied) && r == 0; i++)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), soft_denied[i], 0);
-        r = r ?: add_filtered(ctx);
-        r = r ?: seccomp_load(ctx);
+        return r ?: add_filtered(ctx);
+}
+
+/* The compiled filter, made before the job: libseccomp's compilation (and its probing of the
+ * kernel) is most of what installing it costs, and none of it depends on the job. */
+static struct sock_fprog prog;
+
+int sandbox_seccomp_prepare(void) {
+        scmp_filter_ctx ctx;
+        _cleanup_close_ int fd = -EBADF;
+        struct sock_filter *f;
+        struct stat st;
+        int r;
+
+        if (prog.filter)
+                return 0;
+        ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+        if (!ctx)
+                return -ENOMEM;
+        fd = memfd_create("seccomp-bpf", MFD_CLOEXEC);
+        r = fd < 0 ? negative_errno() : build(ctx);
+        r = r ?: seccomp_export_bpf(ctx, fd);
         seccomp_release(ctx);
-        return r;
+        if (r < 0)
+                return r;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (st.st_size <= 0 || st.st_size % sizeof *f != 0 || st.st_size / sizeof *f > SECCOMP_PROG_MAX)
+                return -EBADMSG;
+        f = malloc(st.st_size);
+        if (!f)
+                return -ENOMEM;
+        if (pread(fd, f, st.st_size, 0) != st.st_size) {
+                free(f);
+                return -EIO;
+        }
+        prog = (struct sock_fprog) { .len = (unsigned short) (st.st_size / sizeof *f), .filter = f };
+        return 0;
+}
+
+int sandbox_seccomp(void) {
+        int r = sandbox_seccomp_prepare();
+
+        if (r < 0)
+                return r;
+        /* as seccomp_load() would: a filter needs no_new_privs (sandbox_enter set it already) */
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return negative_errno();
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                return negative_errno();
+        return 0;
 }

@@ -50,15 +50,42 @@ static int write_id_maps(pid_t pid, uid_t uid, gid_t gid) {
         return write_file_once(path, map);
 }
 
+static int drop_bounding_set(void);
+
+/* Namespaces made before the job (they do not depend on it), waiting for the user to map. */
+static struct {
+        int state;  /* 0: not prepared; 1: made, helper waiting; -EOPNOTSUPP: refused by the kernel */
+        pid_t helper;
+        int pipe_fd; /* to the helper: the ids to map, or nothing (it exits) */
+} ns_prep = { .pipe_fd = -EBADF };
+
+/* The helper, left behind in the parent namespaces: reads "UID GID" and maps them for its
+ * parent, or exits on EOF. */
+static _noreturn_ void id_map_helper(int fd) {
+        char buf[64];
+        unsigned uid, gid;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+
+        if (n <= 0)
+                _exit(0);
+        buf[n] = 0;
+        if (sscanf(buf, "%u %u", &uid, &gid) != 2)
+                _exit(1);
+        _exit(write_id_maps(getppid(), (uid_t) uid, (gid_t) gid) < 0 ? 1 : 0);
+}
+
 /* Mapping another user needs CAP_SETUID in the parent namespace, which a process loses for
  * itself by entering the new one: a helper child left behind in the parent writes the maps.
- * Returns -EOPNOTSUPP if the kernel refuses the namespaces (the caller may go on without),
- * any other error if they were made but could not be set up (the caller must stop). */
-static int enter_namespaces(uid_t uid, gid_t gid) {
-        int p[2], status, r;
+ * Making the namespaces (a network namespace above all) is the slow part of the sandbox and
+ * does not depend on the job, so it is done before the worker says READY; only the mapping
+ * waits for the job's user. Returns 0, or -EOPNOTSUPP if the kernel refuses the namespaces
+ * (sandbox_enter then goes on without), or another error. */
+int sandbox_prepare(void) {
+        int p[2], r;
         pid_t child;
-        char go;
 
+        if (ns_prep.state != 0)
+                return ns_prep.state < 0 ? ns_prep.state : 0;
         if (pipe2(p, O_CLOEXEC) < 0)
                 return negative_errno();
         child = fork();
@@ -70,18 +97,41 @@ static int enter_namespaces(uid_t uid, gid_t gid) {
         }
         if (child == 0) {
                 safe_close(p[1]);
-                if (read(p[0], &go, 1) != 1 || go != 'y')
-                        _exit(0);
-                _exit(write_id_maps(getppid(), uid, gid) < 0 ? 1 : 0);
+                id_map_helper(p[0]);
         }
         safe_close(p[0]);
         r = unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0 ? negative_errno() : 0;
-        (void) loop_write(p[1], r < 0 ? "n" : "y", 1);
-        safe_close(p[1]);
-        if (waitpid(child, &status, 0) < 0)
+        if (r < 0) {
+                safe_close(p[1]); /* the helper exits */
+                (void) waitpid(child, NULL, 0);
+                if (r == -EPERM || r == -EINVAL || r == -ENOSPC || r == -EUSERS) {
+                        ns_prep.state = -EOPNOTSUPP; /* user namespaces off here (sysctl, nesting, limits) */
+                        return -EOPNOTSUPP;
+                }
+                return r;
+        }
+        ns_prep.state = 1;
+        ns_prep.helper = child;
+        ns_prep.pipe_fd = p[1];
+        /* The new user namespace grants every capability in it: a spare waiting for its job
+         * must not hold a bounding set beyond the manager's (sandbox_enter drops the rest). */
+        return drop_bounding_set();
+}
+
+/* Has the helper map uid and gid in the namespaces sandbox_prepare() made. */
+static int enter_namespaces(uid_t uid, gid_t gid) {
+        char ids[64];
+        int status, r;
+
+        r = sandbox_prepare();
+        if (r < 0)
+                return r;
+        snprintf(ids, sizeof ids, "%u %u", (unsigned) uid, (unsigned) gid);
+        r = loop_write(ns_prep.pipe_fd, ids, strlen(ids));
+        ns_prep.pipe_fd = safe_close(ns_prep.pipe_fd);
+        if (waitpid(ns_prep.helper, &status, 0) < 0)
                 return negative_errno();
-        if (r == -EPERM || r == -EINVAL || r == -ENOSPC || r == -EUSERS)
-                return -EOPNOTSUPP; /* user namespaces off here (sysctl, nesting, limits) */
+        ns_prep.state = -EBADF; /* used up */
         if (r < 0)
                 return r;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -204,7 +254,7 @@ static int set_rlimits(uint64_t address_space, unsigned nofile) {
 
 int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
         int keep[SANDBOX_KEEP_FDS_MAX];
-        int r;
+        int r, e;
 
         *ret = (SandboxReport) {};
         if (p->n_keep_fds > ELEMENTSOF(keep) || p->uid == 0)
@@ -213,19 +263,20 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 return log_error_errno(negative_errno(), "PR_SET_DUMPABLE: %m");
 
-        r = close_all_fds_except(keep, p->n_keep_fds);
-        if (r < 0)
-                return log_error_errno(r, "Failed to close stray fds: %m");
+        /* first, while the pipe to the helper is still open */
         r = enter_namespaces(p->uid, p->gid);
+        if (r < 0 && r != -EOPNOTSUPP)
+                return log_error_errno(r, "Failed to set up namespaces: %m");
+        e = close_all_fds_except(keep, p->n_keep_fds);
+        if (e < 0)
+                return log_error_errno(e, "Failed to close stray fds: %m");
         if (r >= 0) {
                 ret->namespaces = true;
                 r = enter_empty_root(p->uid, p->gid);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set up the empty root: %m");
                 ret->empty_root = true;
-        } else if (r != -EOPNOTSUPP)
-                return log_error_errno(r, "Failed to set up namespaces: %m");
-        /* else: user namespaces are off here: the remaining steps still hold */
+        } /* else: user namespaces are off here: the remaining steps still hold */
         r = drop_bounding_set();
         if (r < 0)
                 return log_error_errno(r, "Failed to drop the capability bounding set: %m");

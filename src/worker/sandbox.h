@@ -27,11 +27,17 @@ typedef struct SandboxReport {
         int landlock_abi; /* 0: none */
 } SandboxReport;
 
+/* Makes the new user, mount, network and IPC namespaces ahead of the job (they do not depend on
+ * it and are the slow part): called before the worker says READY; the user they map is set in
+ * sandbox_enter(). Returns 0, -EOPNOTSUPP if the kernel refuses them (sandbox_enter goes on
+ * without), or another error (the worker must not take a job). */
+int sandbox_prepare(void);
+
 /* Makes the worker hold nothing worth stealing and able to do nothing but its job, in this
  * order (each step still has the privilege it needs; seccomp last, so that its allowlist need
  * not cover the setup):
- *   1. close every fd but 0-2 and keep_fds
- *   2. new user, mount, network and IPC namespaces (where the kernel allows them)
+ *   1. the namespaces of sandbox_prepare() (made now if it was not called), mapping the target
+ *      user; then every fd but 0-2 and keep_fds closed
  *   3. an empty read-only root holding only the journal socket
  *   4. the capability bounding set emptied
  *   5. setgroups/setresgid/setresuid to the target, proved irreversible
@@ -45,3 +51,5 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret);
 /* Steps 9 and 10 alone, for the tests of the filter. */
 int sandbox_landlock(void);
 int sandbox_seccomp(void);
+/* Compiles the seccomp filter ahead of sandbox_seccomp() (before the job). */
+int sandbox_seccomp_prepare(void);

@@ -286,6 +286,12 @@ int main(int argc, char **argv) {
         r = close_all_fds_except(keep, ELEMENTSOF(keep));
         if (r < 0)
                 return log_error_errno(r, "Failed to close stray fds: %m"), 3;
+        r = sandbox_prepare();
+        if (r < 0 && r != -EOPNOTSUPP)
+                return log_error_errno(r, "Failed to prepare the namespaces: %m"), 3;
+        r = sandbox_seccomp_prepare();
+        if (r < 0)
+                return log_error_errno(r, "Failed to compile the seccomp filter: %m"), 3;
 
         ready.pid = (uint32_t) getpid();
         r = proto_send(WORKER_CONTROL_FD, &ready, sizeof ready, NULL, 0);
