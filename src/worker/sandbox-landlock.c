@@ -15,6 +15,7 @@
 #define SYS_landlock_restrict_self 446
 #endif
 #define LANDLOCK_CREATE_RULESET_VERSION_ (1U << 0)
+#define LANDLOCK_ABI_SCOPED 6 /* scoped: abstract unix sockets and signals */
 
 struct landlock_ruleset_attr_ {
         uint64_t handled_access_fs;
@@ -34,20 +35,30 @@ static uint64_t fs_rights(int abi) {
         return r;
 }
 
+static int landlock_abi(void) {
+        int abi = (int) syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION_);
+
+        return abi < 0 ? negative_errno() : abi;
+}
+
+bool sandbox_landlock_scopes_sockets(void) {
+        return landlock_abi() >= LANDLOCK_ABI_SCOPED;
+}
+
 int sandbox_landlock(void) {
         struct landlock_ruleset_attr_ attr = {};
         size_t size = sizeof attr.handled_access_fs;
         int abi, fd;
 
-        abi = (int) syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION_);
+        abi = landlock_abi();
         if (abi < 0)
-                return errno == ENOSYS || errno == EOPNOTSUPP ? 0 : negative_errno(); /* not in this kernel */
+                return abi == -ENOSYS || abi == -EOPNOTSUPP ? 0 : abi; /* not in this kernel */
         attr.handled_access_fs = fs_rights(abi);
         if (abi >= 4) {
                 attr.handled_access_net = (UINT64_C(1) << 2) - 1; /* BIND_TCP, CONNECT_TCP */
                 size = offsetof(struct landlock_ruleset_attr_, scoped);
         }
-        if (abi >= 6) {
+        if (abi >= LANDLOCK_ABI_SCOPED) {
                 attr.scoped = (UINT64_C(1) << 2) - 1; /* ABSTRACT_UNIX_SOCKET, SIGNAL */
                 size = sizeof attr;
         }

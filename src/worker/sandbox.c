@@ -100,7 +100,8 @@ int sandbox_prepare(void) {
                 id_map_helper(p[0]);
         }
         safe_close(p[0]);
-        r = unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0 ? negative_errno() : 0;
+        r = unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | (sandbox_landlock_scopes_sockets() ? 0 : CLONE_NEWNET)) < 0
+                    ? negative_errno() : 0;
         if (r < 0) {
                 safe_close(p[1]); /* the helper exits */
                 (void) waitpid(child, NULL, 0);

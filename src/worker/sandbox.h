@@ -27,9 +27,9 @@ typedef struct SandboxReport {
         int landlock_abi; /* 0: none */
 } SandboxReport;
 
-/* Makes the new user, mount, network and IPC namespaces ahead of the job (they do not depend on
- * it and are the slow part): called before the worker says READY; the user they map is set in
- * sandbox_enter(). Returns 0, -EOPNOTSUPP if the kernel refuses them (sandbox_enter goes on
+/* Makes the new user, mount and IPC namespaces (and a network namespace where Landlock cannot
+ * scope abstract sockets) ahead of the job (they do not depend on it and are the slow part):
+ * called before the worker says READY; the user they map is set in sandbox_enter(). Returns 0, -EOPNOTSUPP if the kernel refuses them (sandbox_enter goes on
  * without), or another error (the worker must not take a job). */
 int sandbox_prepare(void);
 
@@ -50,6 +50,11 @@ int sandbox_prepare(void);
 int sandbox_enter(const SandboxParams *p, SandboxReport *ret);
 /* Steps 9 and 10 alone, for the tests of the filter. */
 int sandbox_landlock(void);
+/* Whether Landlock can keep the worker from abstract unix sockets outside its domain (ABI 6,
+ * Linux 6.12): then the worker needs no network namespace of its own, the slowest part of the
+ * sandbox (with seccomp allowing AF_UNIX datagram sockets only and an empty root, a namespace
+ * would add nothing). */
+bool sandbox_landlock_scopes_sockets(void);
 int sandbox_seccomp(void);
 /* Compiles the seccomp filter ahead of sandbox_seccomp() (before the job). */
 int sandbox_seccomp_prepare(void);
