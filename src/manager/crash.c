@@ -184,10 +184,15 @@ static int handle_request(Crash *c) {
         r = handshake_parse_req(c->req_buf, c->req_len, &req);
         if (r < 0)
                 return r;
-        r = crash_collect(c);
-        if (r < 0)
-                return r;
         decision = policy_decide(c->manager, &c->info, &why);
+        /* A rejected task goes as soon as it has the ack: collect its /proc first. Otherwise
+         * the ack (KERNEL|WAIT) goes first and /proc is read while the kernel answers with its
+         * mark: the task stays until the connection closes. */
+        if (decision & COREDUMP_REJECT) {
+                r = crash_collect(c);
+                if (r < 0)
+                        return r;
+        }
         r = handshake_build_ack(&req, decision, &ack);
         if (r < 0)
                 return r;

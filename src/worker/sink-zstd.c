@@ -47,13 +47,39 @@ static void zstd_free(Sink *s) {
 
 static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free };
 
+/* A context made and warmed before the job: creating it and faulting in its tables (megabytes at
+ * the default level) is a good part of what a tiny core costs, and depends on nothing of it. */
+static ZSTD_CCtx *prepared;
+
+int sink_zstd_prepare(int level) {
+        uint8_t scratch[ZSTD_COMPRESSBOUND(1) + 64];
+        ZSTD_outBuffer out = { scratch, sizeof scratch, 0 };
+        ZSTD_inBuffer in = { "", 1, 0 };
+
+        if (prepared)
+                return 0;
+        prepared = ZSTD_createCCtx();
+        if (!prepared)
+                return -ENOMEM;
+        /* a stream of unknown size, as a core is: the tables are sized as for the real one */
+        if (ZSTD_isError(ZSTD_CCtx_setParameter(prepared, ZSTD_c_compressionLevel, level)) ||
+            ZSTD_isError(ZSTD_compressStream2(prepared, &out, &in, ZSTD_e_end)) ||
+            ZSTD_isError(ZSTD_CCtx_reset(prepared, ZSTD_reset_session_and_parameters))) {
+                ZSTD_freeCCtx(prepared);
+                prepared = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 int sink_new_zstd(int fd, int level, Sink **ret) {
         ZstdSink *zs = calloc(1, sizeof *zs);
 
         if (!zs)
                 return -ENOMEM;
         zs->base = (Sink) { .ops = &zstd_ops, .fd = fd };
-        zs->cctx = ZSTD_createCCtx();
+        zs->cctx = prepared ?: ZSTD_createCCtx();
+        prepared = NULL;
         zs->out_size = ZSTD_CStreamOutSize();
         zs->out = malloc(zs->out_size);
         if (!zs->cctx || !zs->out ||

@@ -35,6 +35,8 @@ static inline void sink_freep(Sink **s) {
 
 int sink_new_plain(int fd, Sink **ret);
 int sink_new_zstd(int fd, int level, Sink **ret);
+/* Makes the zstd context sink_new_zstd() will use, with its tables in place (before the job). */
+int sink_zstd_prepare(int level);
 int sink_new_lz4(int fd, int level, Sink **ret);
 /* Writes n bytes of compressed output, counting them. */
 int sink_emit(Sink *s, const void *p, size_t n);

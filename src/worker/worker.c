@@ -292,6 +292,9 @@ int main(int argc, char **argv) {
         r = sandbox_seccomp_prepare();
         if (r < 0)
                 return log_error_errno(r, "Failed to compile the seccomp filter: %m"), 3;
+        /* level 0: zstd's default, which is coredumpd's; a job with another level sets its own */
+        if (sink_zstd_prepare(0) < 0)
+                log_debug("Could not prepare a zstd context, the job will make its own");
 
         ready.pid = (uint32_t) getpid();
         r = proto_send(WORKER_CONTROL_FD, &ready, sizeof ready, NULL, 0);
