@@ -1,58 +1,132 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One journal entry over journald's native protocol, written here rather than with libsystemd:
+ * the worker starts once per crash, and libsystemd (with libgcrypt behind it) was a third of its
+ * dynamic linking. The protocol (systemd's "Native Journal Protocol" document): a datagram of
+ * fields, "NAME=value\n" for a value without a newline, otherwise "NAME\n", the value's length
+ * as 64-bit little endian, the value and "\n"; an entry too big for one datagram is written
+ * into a sealed memfd whose descriptor is sent instead. */
+#include <endian.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
-#include <systemd/sd-journal.h>
 
+#include "fd-util.h"
 #include "journal.h"
 #include "macro.h"
 #include "record.h"
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
+#define JOURNAL_SNDBUF (8U << 20) /* as libsystemd asks: most entries then fit one datagram */
 
-/* sd_journal_sendv() succeeds silently when there is no journald: ask the socket first, so a
- * missing entry is reported (and the record beside the core says it all). */
-static int journal_reachable(void) {
+/* Connects a datagram socket to journald; an error if there is none (so a missing entry is
+ * reported, and the record beside the core says it all). */
+static int journal_connect(void) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
-        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        int sndbuf = JOURNAL_SNDBUF;
 
         if (fd < 0)
                 return negative_errno();
-        if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+        if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0) {
+                int r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+        return fd;
+}
+
+/* Appends one field to buf at *pos (buf has room: see field_size()). */
+static void put_field(uint8_t *buf, size_t *pos, const void *name, size_t name_len, const void *value,
+                      size_t value_len) {
+        uint8_t *p = buf + *pos;
+
+        memcpy(p, name, name_len);
+        p += name_len;
+        if (memchr(value, '\n', value_len)) {
+                uint64_t le = htole64(value_len);
+                *p++ = '\n';
+                memcpy(p, &le, sizeof le);
+                p += sizeof le;
+        } else
+                *p++ = '=';
+        memcpy(p, value, value_len);
+        p += value_len;
+        *p++ = '\n';
+        *pos = (size_t) (p - buf);
+}
+
+/* The most a field takes (the binary form). */
+static size_t field_size(size_t name_len, size_t value_len) {
+        return name_len + 1 + sizeof(uint64_t) + value_len + 1;
+}
+
+static int send_memfd(int sock, const uint8_t *buf, size_t len) {
+        _cleanup_close_ int fd = memfd_create("journal-entry", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        char control[CMSG_SPACE(sizeof(int))] = {};
+        struct msghdr mh = { .msg_control = control, .msg_controllen = sizeof control };
+        struct cmsghdr *cmsg;
+
+        if (fd < 0)
+                return negative_errno();
+        if (loop_write(fd, buf, len) < 0)
+                return -EIO;
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                return negative_errno();
+        cmsg = CMSG_FIRSTHDR(&mh);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+        if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0)
                 return negative_errno();
         return 0;
 }
 
+static int send_entry(const uint8_t *buf, size_t len) {
+        _cleanup_close_ int sock = journal_connect();
+
+        if (sock < 0)
+                return sock;
+        if (send(sock, buf, len, MSG_NOSIGNAL) >= 0)
+                return 0;
+        if (errno != EMSGSIZE && errno != ENOBUFS)
+                return negative_errno();
+        return send_memfd(sock, buf, len);
+}
+
 int journal_send_record(const uint8_t *rec, size_t len, const void *core_field, size_t core_len) {
-        _cleanup_free_ struct iovec *iov = calloc(JOURNAL_FIELDS_MAX + 1, sizeof(struct iovec));
-        _cleanup_free_ uint8_t *text = malloc(len + 1);
-        size_t pos = 0, n = 0, o = 0;
+        const uint8_t *core_eq = core_field ? memchr(core_field, '=', core_len) : NULL;
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t pos = 0, o = 0, size = 0, n = 0;
         RecordField f;
         int r;
 
-        if (!iov || !text)
+        if (core_field && !core_eq)
+                return -EINVAL;
+        /* sizes first: the serialised record's framing is larger than a field's (see record.h),
+         * so len bounds the fields; the core comes on top */
+        size = len + (core_field ? field_size(core_len, core_len) : 0) + 1;
+        buf = malloc(size);
+        if (!buf)
                 return -ENOMEM;
-        r = journal_reachable();
-        if (r < 0)
-                return r;
-        /* "NAME=value" must be contiguous: lay the fields out again, a little shorter than the
-         * serialised record (9 bytes of length framing become 1 byte of '='). */
         while ((r = record_next(rec, len, &pos, &f)) > 0) {
                 if (f.name_len >= 5 && memcmp(f.name, "_CDS_", 5) == 0)
                         continue;
-                if (n == JOURNAL_FIELDS_MAX)
+                if (++n > JOURNAL_FIELDS_MAX)
                         return -E2BIG;
-                iov[n].iov_base = text + o;
-                memcpy(text + o, f.name, f.name_len);
-                text[o + f.name_len] = '=';
-                memcpy(text + o + f.name_len + 1, f.value, f.value_len);
-                iov[n].iov_len = f.name_len + 1 + f.value_len;
-                o += iov[n++].iov_len;
+                if (o + field_size(f.name_len, f.value_len) > size)
+                        return -E2BIG;
+                put_field(buf, &o, f.name, f.name_len, f.value, f.value_len);
         }
         if (r < 0)
                 return r;
-        if (core_field)
-                iov[n++] = (struct iovec) { (void *) core_field, core_len };
-        return sd_journal_sendv(iov, (int) n);
+        if (core_field) {
+                size_t name_len = (size_t) (core_eq - (const uint8_t *) core_field);
+                put_field(buf, &o, core_field, name_len, core_eq + 1, core_len - name_len - 1);
+        }
+        return send_entry(buf, o);
 }
