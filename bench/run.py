@@ -6,11 +6,15 @@ workloads of docs/performance.md, interleaved round by round in one run.
 
     sudo python3 bench/run.py [--rounds 5] [--storm 200] [--build build]
 
+Also systemd-coredump (Debian's v252) when it is found, installed or unpacked into the build
+directory by tools/run-tests.sh: its pipe helper, its socket-activated service (emulated with
+systemd-socket-activate, no PID 1 needed) and a journald (--no-systemd leaves it out).
+
 Prints, per workload: median crash-to-waitpid latency of each collector and the ratio to the
-reference, coredumpd's CPU per crash (manager + workers), stored bytes, and the peak memory of
-the manager and of one worker; then a storm of tiny crashes, 4 in flight: crashes/s and p99.
-Restores kernel.core_pattern on every exit path (and everything it created). It is not a
-test: it never fails on a number."""
+reference, CPU per crash, stored bytes; then a storm of tiny crashes, 4 in flight: crashes/s
+and p99; and the peak memory of coredumpd's manager and of one worker. Restores
+kernel.core_pattern and kernel.core_pipe_limit on every exit path (and removes everything it
+created). It is not a test: it never fails on a number."""
 import argparse
 import os
 import re
@@ -133,6 +137,126 @@ class Drain:
         return "@@" + self.sock
 
 
+SD_PATTERN_ARGS = "%P %u %g %s %t 9223372036854775808 %h %d"  # Debian's 50-coredump.conf
+SD_STORE = "/var/lib/systemd/coredump"
+SD_SOCKET = "/run/systemd/coredump"
+JOURNAL_SOCKET = "/run/systemd/journal/socket"
+CPUACCT = "/sys/fs/cgroup/cpuacct"
+
+
+def systemd_coredump_binary(build):
+    """systemd-coredump as installed, or as tools/run-tests.sh unpacks it into the build dir
+    (installing the package would rewrite core_pattern and suid_dumpable in its postinst)."""
+    for path in ("/lib/systemd/systemd-coredump", os.path.join(build, "systemd-coredump", "lib", "systemd",
+                                                                "systemd-coredump")):
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def journald_listening():
+    import socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        s.connect(JOURNAL_SOCKET)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+class SystemdCoredump:
+    """Debian's systemd-coredump (v252) without systemd as PID 1: its pipe helper from
+    core_pattern (with core_pipe_limit=16, as the package sets), its socket-activated service
+    emulated by systemd-socket-activate (Accept=yes, Nice=9 as in the unit), a journald. CPU is
+    that of the service instances and journald (a cpuacct cgroup); the kernel-spawned helper
+    runs outside it and is not counted."""
+
+    def __init__(self, binary, base):
+        self.bin = binary
+        self.cg = os.path.join(CPUACCT, f"coredump-socket-bench-{os.getpid()}")
+        os.makedirs(SD_STORE, exist_ok=True)
+        self.keep = set(os.listdir(SD_STORE))
+        os.mkdir(self.cg)
+        cdtest._restore.append((self.remove_cgroup, self.cg))
+        self.procs = []
+        self.journal_dir_existed = os.path.exists(os.path.dirname(JOURNAL_SOCKET))
+        if not journald_listening():
+            # its sockets where systemd-coredump looks, its journal files on a private tmpfs:
+            # the machine's journal does not keep the benchmark's crashes
+            self.spawn(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                        "mount -t tmpfs -o mode=0755 tmpfs /run/log && "
+                        "mount -t tmpfs -o mode=0755 tmpfs /var/log/journal && exec /lib/systemd/systemd-journald"],
+                       os.path.join(base, "journald.log"))
+            deadline = time.monotonic() + 10
+            while not journald_listening() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        if os.path.exists(SD_SOCKET):
+            os.unlink(SD_SOCKET)
+        self.spawn(["nice", "-n", "9", "systemd-socket-activate", "--seqpacket", "-a", "-l", SD_SOCKET, self.bin],
+                   os.path.join(base, "socket-activate.log"))
+        deadline = time.monotonic() + 10
+        while not os.path.exists(SD_SOCKET) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        cdtest._restore.append((self.stop, "systemd-coredump"))
+
+    def spawn(self, argv, logpath):
+        p = subprocess.Popen(argv, stdout=open(logpath, "w"), stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        with open(os.path.join(self.cg, "cgroup.procs"), "w") as f:
+            f.write(str(p.pid))
+
+    def pattern(self):
+        return f"|{self.bin} {SD_PATTERN_ARGS}"
+
+    def cpu_ms(self):
+        with open(os.path.join(self.cg, "cpuacct.usage")) as f:
+            return int(f.read()) / 1e6
+
+    def wait_done(self, timeout=120):
+        """Until no helper or service instance is left."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            busy = False
+            for pid in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{pid}/comm") as f:
+                        busy = busy or f.read().strip() in ("systemd-coredum", "(sd-parse-elf)")
+                except OSError:
+                    pass
+            if not busy:
+                return
+            time.sleep(0.02)
+
+    def new_files(self):
+        return [os.path.join(SD_STORE, f) for f in os.listdir(SD_STORE) if f not in self.keep]
+
+    def stored_bytes(self):
+        return sum(os.stat(f).st_blocks * 512 for f in self.new_files())
+
+    def clear(self):
+        for f in self.new_files():
+            os.unlink(f)
+
+    def stop(self):
+        self.wait_done(30)
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.terminate()
+                p.wait(30)
+        self.procs = []
+        if os.path.exists(SD_SOCKET):
+            os.unlink(SD_SOCKET)
+        if not self.journal_dir_existed:  # the journald we started left its sockets
+            shutil.rmtree(os.path.dirname(JOURNAL_SOCKET), ignore_errors=True)
+        self.clear()
+
+    def remove_cgroup(self):
+        if os.path.isdir(self.cg):
+            os.rmdir(self.cg)
+
+
 def storm(stormer, n, in_flight):
     """n tiny crashes, in_flight at a time, driven by bench/stormer (C: the driver must not be
     the bottleneck): (crashes/s, latencies in ms, pids)."""
@@ -157,59 +281,87 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--storm", type=int, default=200)
+    ap.add_argument("--no-systemd", action="store_true", help="leave systemd-coredump out even if found")
     ap.add_argument("--build", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build"))
     a = ap.parse_args()
     cdtest.require_kernel()
     cdtest.save_sysctl(cdtest.CORE_PATTERN)
+    cdtest.save_sysctl(cdtest.CORE_PIPE_LIMIT)
     crasher = os.path.join(a.build, "test", "crasher")
     rundir = tempfile.mkdtemp(prefix="coredump-socket-bench.", dir="/run")
     base = tempfile.mkdtemp(prefix="coredump-socket-bench.", dir="/var/tmp")
     cdtest._restore.append((lambda: shutil.rmtree(rundir, ignore_errors=True), rundir))
     cdtest._restore.append((lambda: shutil.rmtree(base, ignore_errors=True), base))
     cd, drain = Coredumpd(a.build, rundir, base), Drain(a.build, rundir)
+    sd_bin = None if a.no_systemd else systemd_coredump_binary(a.build)
+    sd = SystemdCoredump(sd_bin, base) if sd_bin else None
+    collectors = [("drain-only", drain), ("coredumpd", cd)] + ([("systemd-coredump", sd)] if sd else [])
 
-    lat = {w: {"drain-only": [], "coredumpd": []} for w, _ in WORKLOADS}
-    cpu = {w: [] for w, _ in WORKLOADS}
-    stored = {w: [] for w, _ in WORKLOADS}
+    def use(coll):
+        cdtest.write_file(cdtest.CORE_PIPE_LIMIT, "16" if coll is sd else "0")
+        cdtest.write_file(cdtest.CORE_PATTERN, coll.pattern())
+
+    def cpu_now(coll):
+        return cpu_seconds(cd.proc.pid) * 1000 if coll is cd else sd.cpu_ms() if coll is sd else 0.0
+
+    names = [n for n, _ in collectors]
+    lat = {w: {n: [] for n in names} for w, _ in WORKLOADS}
+    cpu = {w: {n: [] for n in names} for w, _ in WORKLOADS}
+    stored = {w: {n: [] for n in names} for w, _ in WORKLOADS}
     for rnd in range(a.rounds + 1):  # round 0 warms up
         for w, args in WORKLOADS:
-            for name, coll in (("drain-only", drain), ("coredumpd", cd)):
-                cdtest.write_file(cdtest.CORE_PATTERN, coll.pattern())
-                c0 = cpu_seconds(cd.proc.pid)
+            for name, coll in collectors:
+                use(coll)
+                c0 = cpu_now(coll)
                 ms, pid = crash_once(crasher, args)
                 if coll is cd:
                     cd.wait_done([pid])
+                elif coll is sd:
+                    sd.wait_done()
                 if rnd == 0:
                     continue
                 lat[w][name].append(ms)
-                if coll is cd:
-                    cpu[w].append((cpu_seconds(cd.proc.pid) - c0) * 1000)
-                    stored[w].append(store_bytes(cd.store))
+                cpu[w][name].append(cpu_now(coll) - c0)
+                stored[w][name].append(store_bytes(cd.store) if coll is cd else sd.stored_bytes() if coll is sd else 0)
             clear_store(cd.store)
+            if sd:
+                sd.clear()
 
     storms = {}
-    for name, coll in (("drain-only", drain), ("coredumpd", cd)):
-        cdtest.write_file(cdtest.CORE_PATTERN, coll.pattern())
-        c0 = cpu_seconds(cd.proc.pid)
-        rate, v, pids = storm(os.path.join(a.build, "bench", "stormer"), a.storm, 4)
+    stormer = os.path.join(a.build, "bench", "stormer")
+    for name, coll in collectors:
+        use(coll)
+        c0 = cpu_now(coll)
+        rate, v, pids = storm(stormer, a.storm, 4)
         if coll is cd:
             cd.wait_done(pids)
-        storms[name] = (rate, v, (cpu_seconds(cd.proc.pid) - c0) * 1000 / a.storm if coll is cd else None)
+        elif coll is sd:
+            sd.wait_done()
+        storms[name] = (rate, v, (cpu_now(coll) - c0) / a.storm if coll is not drain else None)
         clear_store(cd.store)
+        if sd:
+            sd.clear()
 
     print(f"coredump-socket benchmark: Linux {os.uname().release}, {os.cpu_count()} CPUs, {a.rounds} rounds, "
-          f"interleaved; coredumpd with its defaults (zstd, backtraces on)")
-    print(f"{'workload':<18} {'drain ms':>9} {'coredumpd ms':>13} {'ratio':>6} {'CPU ms':>8} {'stored':>10}")
+          f"interleaved; coredumpd with its defaults (zstd, backtraces on)"
+          + ("; systemd-coredump " + sd_bin if sd else "; systemd-coredump not found"))
+    print("latency: crash to waitpid() (ms, median); ratio: to drain-only; CPU: ms per crash (mean of clock ticks"
+          " for coredumpd, cpuacct for systemd-coredump's service and journald); stored: bytes on disk")
+    head = f"{'workload':<17} {'drain':>6}"
+    for n in names[1:]:
+        head += f" | {n:>16} {'ratio':>6} {'CPU':>7} {'stored':>8}"
+    print(head)
     for w, _ in WORKLOADS:
         ref = statistics.median(lat[w]["drain-only"])
-        ours = statistics.median(lat[w]["coredumpd"])
-        # CPU comes in clock ticks (10 ms): the mean over the rounds, not the median of 0s and 10s
-        print(f"{w:<18} {ref:9.1f} {ours:13.1f} {ours / ref:5.2f}x {statistics.mean(cpu[w]):8.1f} "
-              f"{statistics.median(stored[w]) / 1e6:9.2f}M")
-    print("(CPU per crash from clock ticks; for tiny crashes see the storm's figure, over all of them)")
+        line = f"{w:<17} {ref:6.1f}"
+        for n in names[1:]:
+            ours = statistics.median(lat[w][n])
+            line += (f" | {ours:16.1f} {ours / ref:5.2f}x {statistics.mean(cpu[w][n]):7.1f} "
+                     f"{statistics.median(stored[w][n]) / 1e6:7.2f}M")
+        print(line)
     print(f"storm of {a.storm} tiny crashes, 4 in flight:")
     for name, (rate, v, c) in storms.items():
-        print(f"  {name:<12} {rate:8.0f} crashes/s  p99 {p99(v):6.1f} ms  median {statistics.median(v):6.1f} ms"
+        print(f"  {name:<17} {rate:8.0f} crashes/s  p99 {p99(v):6.1f} ms  median {statistics.median(v):6.1f} ms"
               + (f"  CPU {c:.1f} ms/crash" if c is not None else ""))
     print(f"peak memory: coredumpd manager {vmhwm_kib(cd.proc.pid) / 1024:.1f} MiB, one worker "
           f"{cd.worker_peak_kib() / 1024:.1f} MiB (largest seen)")
