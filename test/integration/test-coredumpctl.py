@@ -69,6 +69,14 @@ def check_dump(args, pid, env, what):
     return out
 
 
+
+def no_journal(env):
+    """-D to an empty journal directory: a case without journald must not see the machine's
+    own journal (which may hold crashes of its own)."""
+    path = os.path.join(env.base, "no-journal")
+    os.makedirs(path, exist_ok=True)
+    return ("-D", path)
+
 def case_journal():
     """list/info/-F/JSON/dump over a journal our daemon wrote: byte for byte what systemd's
     coredumpctl prints for the same journal (info: plus our TID line)."""
@@ -116,7 +124,7 @@ def case_records():
     env = Env()
     d = env.start()
     pids = [crash_and_wait(env, 0, "segv"), crash_and_wait(env, 1, "abort")]
-    C = ("--config", env.conf)
+    C = ("--config", env.conf, *no_journal(env))
     listed = ok(coredumpctl(*C, "list", *map(str, pids)), "list")
     check(len(rows(listed)) == 2 and all(" present " in r for r in rows(listed)), f"list:\n{listed}")
     data = json.loads(ok(coredumpctl(*C, "--json=short", "list", *map(str, pids)), "json"))
@@ -164,7 +172,7 @@ def case_gdb():
     env = Env()
     d = env.start()
     pid = crash_and_wait(env, 0, "deep")
-    C = ("--config", env.conf)
+    C = ("--config", env.conf, *no_journal(env))
     before = set(os.listdir("/var/tmp"))
     out = ok(coredumpctl(*C, "gdb", str(pid), "-A", "-batch -nx -ex bt"), "gdb bt")
     bt = out[out.rindex("\n#0 "):]  # gdb prints frame #0 once when loading the core, then the bt
@@ -187,7 +195,7 @@ def case_negative():
     upid = crash_and_wait(env, 1, user=user, exe=exe)
     gone = crash_and_wait(env, 2, exe=exe)
     broken = crash_and_wait(env, 3, exe=exe)
-    C = ("--config", env.conf)
+    C = ("--config", env.conf, *no_journal(env))
     fails(coredumpctl(*C, "list", "nosuchprogram"), "no match", "No coredumps found.")
     fails(coredumpctl(*C, "info", "999999999"), "no such PID", "No coredumps found.")
     fails(coredumpctl(*C, "--frobnicate"), "unknown option", "unrecognized option")
@@ -318,7 +326,7 @@ def case_vacuum():
     exe = user_exe(env)
     root_pids = [crash_and_wait(env, i, exe=exe) for i in range(3)]
     upid = crash_and_wait(env, 3, user=user, exe=exe)
-    C = ("--config", env.conf)
+    C = ("--config", env.conf, *no_journal(env))
     du = sum(os.stat(os.path.join(env.store, f)).st_blocks * 512 for f in os.listdir(env.store))
     check(ok(coredumpctl(*C, "-q", "disk-usage"), "disk-usage").strip() == str(du), "disk-usage differs from du")
     check("4 cores; 4 records" in ok(coredumpctl(*C, "disk-usage"), "disk-usage"), "disk-usage counts")
@@ -342,7 +350,7 @@ def case_group():
     d = env.start()
     for i, mode in enumerate(("segv", "segv", "abort", "segv")):
         crash_and_wait(env, i, mode)
-    C = ("--config", env.conf)
+    C = ("--config", env.conf, *no_journal(env))
     groups = json.loads(ok(coredumpctl(*C, "--json=short", "list", "--group", CRASHER), "group"))
     check(sorted((g["sig"], g["count"]) for g in groups) == [(6, 1), (11, 3)], f"groups: {groups}")
     check(all(set(g) == {"count", "first", "last", "sig", "exe", "signature"} and g["first"] <= g["last"] for g in groups),
@@ -388,7 +396,7 @@ def case_terminal():
     os.unlink(core_of(env, gone))
     pid, _ = crash("mem", 48, "random")
     env.wait_cores(1)  # the first one's core is gone
-    C = ("--config", env.conf)
+    C = ("--config", env.conf, *no_journal(env))
     rc, text = on_pty([*C, "list"], env={"SYSTEMD_PAGER": "sed s/^/PAGED:/"})
     check(rc == 0 and "PAGED:" in text and "\x1b[" in text, f"no pager or colours on a terminal:\n{text!r}")
     check("\x1b[0;38;5;245mmissing" in text, f"missing core not greyed:\n{text!r}")
