@@ -71,11 +71,12 @@ def check_dump(args, pid, env, what):
 
 
 def no_journal(env):
-    """-D to an empty journal directory: a case without journald must not see the machine's
-    own journal (which may hold crashes of its own)."""
+    """An empty journal directory (-D; with it records are read from --storage= only): a case
+    without journald that lists every crash must not see the machine's own journal, which may
+    hold crashes of its own."""
     path = os.path.join(env.base, "no-journal")
     os.makedirs(path, exist_ok=True)
-    return ("-D", path)
+    return ("-D", path, "--storage", env.store)
 
 def case_journal():
     """list/info/-F/JSON/dump over a journal our daemon wrote: byte for byte what systemd's
@@ -124,7 +125,7 @@ def case_records():
     env = Env()
     d = env.start()
     pids = [crash_and_wait(env, 0, "segv"), crash_and_wait(env, 1, "abort")]
-    C = ("--config", env.conf, *no_journal(env))
+    C = ("--config", env.conf)  # records found through Directory= of the config; listed by PID
     listed = ok(coredumpctl(*C, "list", *map(str, pids)), "list")
     check(len(rows(listed)) == 2 and all(" present " in r for r in rows(listed)), f"list:\n{listed}")
     data = json.loads(ok(coredumpctl(*C, "--json=short", "list", *map(str, pids)), "json"))
