@@ -17,7 +17,8 @@
 # selftest (informational: several test features 6.12 does not have, like pidfs file handles).
 #
 # Prints each selftest's TAP output, one line "selftest NAME: pass|fail|skip (exit N)" per
-# binary and a summary line. --expect=pass (default) exits 1 unless every default test passed;
+# binary, a summary line and "selftests: as expected" or "selftests: NOT as expected".
+# --expect=pass (default) exits 1 unless every default test passed;
 # --expect=fail exits 1 if any test that needs the series passed (used to show that the unpatched
 # kernel lacks the ABI; stackdump_test tests pipe helpers and passes there too).
 # Console logs stay in build-vm/selftests/.
@@ -162,6 +163,7 @@ report() {
                 esac
         done
         echo "selftests: $pass passed, $fail failed, $skip skipped (expected: $EXPECT)"
+        if [ $bad = 0 ]; then echo "selftests: as expected"; else echo "selftests: NOT as expected"; fi
         return $bad
 }
 
