@@ -9,17 +9,15 @@ Restores kernel.core_pattern on every exit path. Prints medians and the ratio; n
 on a number."""
 import argparse
 import os
-import shutil
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "integration"))
 import cdtest  # noqa: E402  (restores core_pattern on every exit path)
-from run import crash_once  # noqa: E402
+from run import crash_once, scratch_dirs  # noqa: E402
 
 
 def main():
@@ -34,10 +32,7 @@ def main():
     cdtest.save_sysctl(cdtest.CORE_PATTERN)
     crasher = os.path.join(a.build, "test", "crasher")
 
-    rundir = tempfile.mkdtemp(prefix="coredump-socket-bench.", dir="/run")
-    base = tempfile.mkdtemp(prefix="coredump-socket-bench.", dir="/var/tmp")
-    cdtest._restore.append((lambda: shutil.rmtree(rundir, ignore_errors=True), rundir))
-    cdtest._restore.append((lambda: shutil.rmtree(base, ignore_errors=True), base))
+    rundir, base = scratch_dirs()
     conf = os.path.join(base, "coredump.conf")
     with open(conf, "w") as f:
         f.write(f"[Coredump]\nDirectory={base}/store\nCompress={a.compress}\n")

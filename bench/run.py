@@ -39,6 +39,16 @@ WORKLOADS = [  # name, crasher arguments
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
+def scratch_dirs():
+    """A directory for sockets under /run and one for storage under /var/tmp, both removed
+    on every exit path: (rundir, base)."""
+    rundir = tempfile.mkdtemp(prefix="coredump-socket-bench.", dir="/run")
+    base = tempfile.mkdtemp(prefix="coredump-socket-bench.", dir="/var/tmp")
+    cdtest._restore.append((lambda: shutil.rmtree(rundir, ignore_errors=True), rundir))
+    cdtest._restore.append((lambda: shutil.rmtree(base, ignore_errors=True), base))
+    return rundir, base
+
+
 def crash_once(crasher, args):
     """One crash: (milliseconds from the crash to waitpid() returning, its PID)."""
     env = dict(os.environ, CRASHER_SYNC="1")
@@ -288,10 +298,7 @@ def main():
     cdtest.save_sysctl(cdtest.CORE_PATTERN)
     cdtest.save_sysctl(cdtest.CORE_PIPE_LIMIT)
     crasher = os.path.join(a.build, "test", "crasher")
-    rundir = tempfile.mkdtemp(prefix="coredump-socket-bench.", dir="/run")
-    base = tempfile.mkdtemp(prefix="coredump-socket-bench.", dir="/var/tmp")
-    cdtest._restore.append((lambda: shutil.rmtree(rundir, ignore_errors=True), rundir))
-    cdtest._restore.append((lambda: shutil.rmtree(base, ignore_errors=True), base))
+    rundir, base = scratch_dirs()
     cd, drain = Coredumpd(a.build, rundir, base), Drain(a.build, rundir)
     sd_bin = None if a.no_systemd else systemd_coredump_binary(a.build)
     sd = SystemdCoredump(sd_bin, base) if sd_bin else None

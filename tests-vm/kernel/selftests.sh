@@ -32,6 +32,7 @@ WORK=$TOP/build-vm/selftests
 ST_TARBALL=/usr/src/linux-source-7.3.tar.xz
 ST_PACKAGE=linux-source-7.3
 BOOT_TIMEOUT=${CDS_ST_TIMEOUT:-900}
+GUEST_MEMORY_MIB=3072 # the socket tests write ~1 GiB cores (128 untouched thread stacks) to tmpfs
 DEFAULT_TESTS="coredump/stackdump_test coredump/coredump_socket_test coredump/coredump_socket_protocol_test pidfd/pidfd_info_test"
 # what the series is needed for (stackdump_test tests pipe helpers, which 6.12 already has)
 NEEDS_SERIES="coredump/coredump_socket_test coredump/coredump_socket_protocol_test pidfd/pidfd_info_test"
@@ -138,7 +139,7 @@ EOF
 
 boot() {
         local kernel=$1 img=$2 console=$3 rc=0
-        timeout --foreground -k 5 "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -smp 1 -m 3072 \
+        timeout --foreground -k 5 "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -smp 1 -m "$GUEST_MEMORY_MIB" \
                 -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$img" \
                 -append 'console=ttyS0 panic=-1 loglevel=4' </dev/null >"$console" 2>&1 || rc=$?
         return $rc
