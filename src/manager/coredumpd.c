@@ -113,11 +113,13 @@ static int check_config(const Args *a) {
         printf("Mode=%s\nActive=%s (%s)\nPattern=%s\n", mode_to_string(c.mode),
                r < 0 ? "none" : r == 1 ? "pipe" : "socket", r < 0 ? strerror(-r) : why, r < 0 ? "" : pattern);
         printf("Storage=%s\nCompress=%s\nCompressLevel=%d\nProcessSizeMax=%llu\nExternalSizeMax=%llu\n"
-               "JournalSizeMax=%llu\nDirectory=%s\nWorkerUser=%s\nSpareWorkers=%u\nMaxParallel=%u\nTimeoutSec=%llu\n",
+               "JournalSizeMax=%llu\nDirectory=%s\nWorkerUser=%s\nSpareWorkers=%u\nMaxParallel=%u\nTimeoutSec=%llu\n"
+               "RateLimitIntervalSec=%llu\nRateLimitBurst=%u\n",
                storage_to_string(c.storage), compression_to_string(c.compress), c.compress_level,
                (unsigned long long) c.process_size_max, (unsigned long long) c.external_size_max,
                (unsigned long long) c.journal_size_max, c.directory, c.worker_user, c.spare_workers, c.max_parallel,
-               (unsigned long long) (c.timeout_usec / USEC_PER_SEC));
+               (unsigned long long) (c.timeout_usec / USEC_PER_SEC),
+               (unsigned long long) (c.rate_limit_interval_usec / USEC_PER_SEC), c.rate_limit_burst);
         return 0;
 }
 

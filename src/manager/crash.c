@@ -39,6 +39,8 @@ void crash_free(Crash *c) {
         record_free(&c->record);
         meta_done(&c->meta);
         record_free(&c->analysis);
+        if (c->core_counted)
+                m->n_cores--;
         LIST_REMOVE(crashes, m->crashes, c);
         m->n_crashes--;
         free(c);
@@ -152,6 +154,9 @@ static int crash_ready_to_stream(Crash *c) {
 
         c->io_source = sd_event_source_disable_unref(c->io_source);
         r = crash_collect(c);
+        /* the record (and the journal entry) says why there is no core */
+        if (r >= 0 && c->no_core_why)
+                r = record_add_str(&c->record, "COREDUMP_PROCESSING_ERROR", c->no_core_why);
         if (r >= 0)
                 r = crash_open_output(c);
         if (r >= 0)
@@ -177,33 +182,53 @@ static int crash_record_only(Crash *c, const char *why) {
 static int handle_request(Crash *c) {
         struct coredump_req req;
         struct coredump_ack ack;
-        uint64_t decision;
+        PolicyVerdict v;
         const char *why = NULL;
         int r;
 
         r = handshake_parse_req(c->req_buf, c->req_len, &req);
         if (r < 0)
                 return r;
-        decision = policy_decide(c->manager, &c->info, &why);
+        v = policy_decide(c, &why);
         /* A rejected task goes as soon as it has the ack: collect its /proc first. Otherwise
          * the ack (KERNEL|WAIT) goes first and /proc is read while the kernel answers with its
          * mark: the task stays until the connection closes. */
-        if (decision & COREDUMP_REJECT) {
+        if (v == POLICY_RECORD_ONLY) {
                 r = crash_collect(c);
                 if (r < 0)
                         return r;
         }
-        r = handshake_build_ack(&req, decision, &ack);
+        r = handshake_build_ack(&req, v == POLICY_TAKE ? COREDUMP_KERNEL | COREDUMP_WAIT : COREDUMP_REJECT, &ack);
         if (r < 0)
                 return r;
         if (send(c->conn_fd, &ack, sizeof ack, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) sizeof ack)
                 return errno ? negative_errno() : -EIO;
-        if (decision & COREDUMP_REJECT) {
+        if (v != POLICY_TAKE) {
+                c->counted_only = v == POLICY_COUNT_ONLY;
                 c->no_core_why = why ? why : "rejected by policy";
                 return -ECANCELED;
         }
         c->state = CRASH_MARK;
         return 0;
+}
+
+/* "@" (6.16): the core comes at once; closing the connection is the only refusal. */
+static int plain_start(Crash *c) {
+        const char *why = NULL;
+        PolicyVerdict v;
+
+        c->plain = true;
+        v = policy_decide(c, &why);
+        if (v == POLICY_TAKE)
+                return crash_ready_to_stream(c);
+        c->counted_only = v == POLICY_COUNT_ONLY;
+        c->no_core_why = why;
+        if (v == POLICY_RECORD_ONLY) {
+                int r = crash_collect(c); /* before the close lets the task go */
+                if (r < 0)
+                        return r;
+        }
+        return -ECANCELED;
 }
 
 static int handshake_step(Crash *c) {
@@ -221,10 +246,8 @@ static int handshake_step(Crash *c) {
                         return -ECONNRESET;
                 if (n < (ssize_t) sizeof head)
                         return 0;
-                if (handshake_is_elf_magic(head)) {
-                        c->plain = true; /* "@": the core itself, no request */
-                        return crash_ready_to_stream(c);
-                }
+                if (handshake_is_elf_magic(head))
+                        return plain_start(c);
                 r = handshake_req_size(head, &size);
                 if (r < 0)
                         return r;
@@ -257,6 +280,10 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 
         if (r >= 0)
                 return 0;
+        if (c->counted_only) {
+                crash_free(c);
+                return 0;
+        }
         if (!c->no_core_why) {
                 log_warning_errno(r, "Crash of PID %d: the kernel's connection ended before the core (%m)",
                                   (int) c->info.pid);
@@ -434,10 +461,19 @@ void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h)
                 crash_free(c);
                 return;
         }
-        /* what the socket's handshake would decide, without a protocol to say it: a rejected
-         * core is read and dropped (the kernel has nobody to tell) */
-        if (policy_decide(m, &c->info, &c->no_core_why) & COREDUMP_REJECT)
+        /* what the socket's handshake would decide, without a protocol to say it: a refused
+         * core is read and dropped by the worker with the record, or, when only counted, the
+         * pipe is closed (the kernel stops writing) */
+        switch (policy_decide(c, &c->no_core_why)) {
+        case POLICY_COUNT_ONLY:
+                crash_free(c);
+                return;
+        case POLICY_RECORD_ONLY:
                 c->storing = false;
+                break;
+        default:
+                c->no_core_why = NULL;
+        }
         r = crash_ready_to_stream(c);
         if (r < 0)
                 crash_drop(c, LOG_ERR, "could not be handed to a worker");

@@ -13,12 +13,16 @@
 #include "handover.h"
 #include "manager.h"
 #include "store.h"
+#include "suppress.h"
+#include "time-util.h"
 #include "worker-pool.h"
 
 /* Refused connections are logged at most this often. */
 #define REFUSE_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
 #define REFUSE_LOG_BURST 5
 #define WORKER_BINARY "coredump-worker"
+/* The store is also vacuumed this often without crashes (MaxAgeSec=, files others added). */
+#define VACUUM_PERIOD_USEC (10 * 60 * USEC_PER_SEC)
 
 static int find_worker(Manager *m) {
         char self[PATH_MAX];
@@ -63,6 +67,7 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
                 .record_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
         };
         *ret = m;
+        limits_init(&m->limits, suppress_summary, m);
 
         r = config_load(&m->config, config_file, dropin_dir);
         if (r < 0)
@@ -101,7 +106,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 }
 
 void manager_update_accepting(Manager *m) {
-        bool want = !m->stopping && m->n_crashes < m->config.max_parallel;
+        /* past MaxParallel= cores in flight crashes are still taken in, to be refused */
+        bool want = !m->stopping && m->n_crashes < m->config.max_parallel + CRASHES_REFUSING_MAX;
 
         /* handovers already accepted are crashes too: they are read before the daemon exits */
         if (m->stopping && m->n_crashes == 0 && m->handover_server.n_conns == 0)
@@ -109,7 +115,7 @@ void manager_update_accepting(Manager *m) {
 
         if (!m->listen_source || want == m->accepting)
                 return;
-        /* Past MaxParallel the kernel's connections wait in the listen backlog. */
+        /* Past that the kernel's connections wait in the listen backlog. */
         (void) sd_event_source_set_enabled(m->listen_source, want ? SD_EVENT_ON : SD_EVENT_OFF);
         m->accepting = want;
 }
@@ -147,7 +153,7 @@ int manager_register_pattern(Manager *m) {
         if (r < 0)
                 return r;
         m->registered = true;
-        if (m->pipe_mode && pipe_limit_raise(m->config.max_parallel, &m->saved_pipe_limit) >= 0)
+        if (m->pipe_mode && pipe_limit_raise(m->config.max_parallel + CRASHES_REFUSING_MAX, &m->saved_pipe_limit) >= 0)
                 m->pipe_limit_raised = true;
         return 0;
 }
@@ -225,6 +231,15 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+static int on_vacuum_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        m->store_usage.known = false; /* a full scan */
+        store_vacuum(m->storage_fd, &m->config, NULL, 0, &m->store_usage);
+        (void) sd_event_source_set_time_relative(s, VACUUM_PERIOD_USEC);
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
 int manager_run(Manager *m) {
         static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
         int r;
@@ -235,6 +250,10 @@ int manager_run(Manager *m) {
                         return log_error_errno(r, "Failed to watch signal %d: %m", sigs[i]);
         }
         pool_fill(m);
+        r = sd_event_add_time_relative(m->event, &m->vacuum_timer, CLOCK_MONOTONIC, VACUUM_PERIOD_USEC, 0,
+                                       on_vacuum_timer, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the vacuum timer: %m");
         (void) sd_notify(false, "READY=1\nSTATUS=Waiting for crashes");
         log_info("Ready: socket %s, storage %s (%s, %s), %u spare workers as uid %u", m->socket_path,
                  m->config.storage == STORAGE_NONE ? "none" : m->config.directory, storage_to_string(m->config.storage),
@@ -256,6 +275,9 @@ Manager *manager_free(Manager *m) {
         pool_free_all(m);
         m->respawn_timer = sd_event_source_disable_unref(m->respawn_timer);
         m->stop_timer = sd_event_source_disable_unref(m->stop_timer);
+        m->vacuum_timer = sd_event_source_disable_unref(m->vacuum_timer);
+        m->summary_timer = sd_event_source_disable_unref(m->summary_timer);
+        limits_done(&m->limits); /* the summaries of windows still open */
         safe_close(m->listen_fd);
         if (m->socket_bound_here)
                 (void) unlink(m->socket_path);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "crash-limit.h"
 #include "coredump-name.h"
 #include "list.h"
 #include "log.h"
@@ -62,6 +63,10 @@ typedef struct Manager {
 
         Crash *crashes; /* newest first */
         unsigned n_crashes;
+        unsigned n_cores; /* crashes whose core was taken and is not done (bounded by MaxParallel=) */
+        CrashLimits limits;
+        sd_event_source *summary_timer;
+        sd_event_source *vacuum_timer;
         uint64_t next_crash_id;
 
         RateLimit refuse_ratelimit;

@@ -1,13 +1,102 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "kernel-abi.h"
-#include "manager.h"
-#include "policy.h"
+#include <stdio.h>
 
-uint64_t policy_decide(Manager *m, const PidfdInfo *info, const char **why) {
-        if (m->config.storage == STORAGE_NONE && m->config.process_size_max == 0) {
-                *why = "Storage=none and ProcessSizeMax=0: nothing would use the core";
-                return COREDUMP_REJECT;
+#include "crash.h"
+#include "log.h"
+#include "manager.h"
+#include "peek.h"
+#include "policy.h"
+#include "time-util.h"
+
+/* Whether no part of the work would use a core of at least size bytes. */
+static bool core_useless(const Config *c, uint64_t size) {
+        if (size <= c->process_size_max)
+                return false; /* the stack traces need it */
+        switch (c->storage) {
+        case STORAGE_NONE:
+                return true;
+        case STORAGE_JOURNAL:
+                return size > c->journal_size_max;
+        default:
+                return c->external_size_max == 0;
         }
-        /* WAIT keeps the task (and /proc/<pid>) until we close the connection. */
-        return COREDUMP_KERNEL | COREDUMP_WAIT;
+}
+
+static PolicyVerdict suppressed(Crash *c, LimitVerdict v, const LimitBucket *hit, const char **why) {
+        const Config *cfg = &c->manager->config;
+
+        policy_schedule_summaries(c->manager);
+        if (!hit || hit->kind == LIMIT_CAP)
+                snprintf(c->why_buf, sizeof c->why_buf, "MaxParallel=%u cores were already in flight; core not dumped, "
+                         "further such crashes are counted in a summary", cfg->max_parallel);
+        else
+                snprintf(c->why_buf, sizeof c->why_buf, "rate limit: more than RateLimitBurst=%u cores of %s %s in "
+                         "RateLimitIntervalSec=%llus; core not dumped, further crashes in this window are counted "
+                         "in a summary", cfg->rate_limit_burst, limit_kind_to_string(hit->kind), hit->key,
+                         (unsigned long long) (cfg->rate_limit_interval_usec / USEC_PER_SEC));
+        *why = c->why_buf;
+        return v == LIMIT_SUPPRESS_FIRST ? POLICY_RECORD_ONLY : POLICY_COUNT_ONLY;
+}
+
+PolicyVerdict policy_decide(Crash *c, const char **why) {
+        Manager *m = c->manager;
+        const Config *cfg = &m->config;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        LimitTicket t;
+        LimitCrash lc;
+        LimitVerdict v;
+
+        if (cfg->storage == STORAGE_NONE && cfg->process_size_max == 0) {
+                *why = "Storage=none and ProcessSizeMax=0: nothing would use the core";
+                return POLICY_RECORD_ONLY;
+        }
+        if (!c->info.reaped)
+                (void) peek_collect(c->pidfd, c->info.pid, &c->peek);
+        lc = (LimitCrash) { .exe = c->peek.exe, .unit = c->peek.service, .comm = c->peek.comm,
+                            .pid = c->info.pid, .uid = c->info.ruid, .realtime = c->timestamp_usec };
+        v = limits_check(&m->limits, cfg->rate_limit_interval_usec, cfg->rate_limit_burst, &lc, now, &t);
+        if (v != LIMIT_TAKE)
+                return suppressed(c, v, t.hit, why);
+        if (c->peek.size_valid && core_useless(cfg, c->peek.size_min)) {
+                snprintf(c->why_buf, sizeof c->why_buf,
+                         "the process has %llu bytes of anonymous memory, more than ProcessSizeMax=%llu, and Storage=%s "
+                         "would not keep such a core",
+                         (unsigned long long) c->peek.size_min, (unsigned long long) cfg->process_size_max,
+                         storage_to_string(cfg->storage));
+                *why = c->why_buf;
+                return POLICY_RECORD_ONLY;
+        }
+        if (m->n_cores >= cfg->max_parallel) {
+                v = limits_over_cap(&m->limits, &lc, now, &t);
+                return suppressed(c, v, t.hit, why);
+        }
+        limits_take(&t);
+        c->core_counted = true;
+        m->n_cores++;
+        return POLICY_TAKE;
+}
+
+static int on_summary_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        policy_schedule_summaries(userdata);
+        return 0;
+}
+
+void policy_schedule_summaries(Manager *m) {
+        uint64_t next = limits_flush_expired(&m->limits, m->config.rate_limit_interval_usec, now_usec(CLOCK_MONOTONIC));
+        int r;
+
+        if (next == UINT64_MAX) {
+                if (m->summary_timer)
+                        (void) sd_event_source_set_enabled(m->summary_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!m->summary_timer)
+                r = sd_event_add_time(m->event, &m->summary_timer, CLOCK_MONOTONIC, next, 0, on_summary_timer, m);
+        else {
+                r = sd_event_source_set_time(m->summary_timer, next);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->summary_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the timer of the suppressed crashes' summaries: %m");
 }

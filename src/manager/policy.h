@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-#include <stdint.h>
-
-#include "pidfd-util.h"
-
+typedef struct Crash Crash;
 typedef struct Manager Manager;
 
-/* What to answer the kernel's request: COREDUMP_KERNEL|COREDUMP_WAIT to take the core, or
- * COREDUMP_REJECT (why says so). Decided before a byte of the core is sent. */
-uint64_t policy_decide(Manager *m, const PidfdInfo *info, const char **why);
+typedef enum PolicyVerdict {
+        POLICY_TAKE,        /* take the core (COREDUMP_KERNEL|COREDUMP_WAIT) */
+        POLICY_RECORD_ONLY, /* refuse the core, record the crash in full */
+        POLICY_COUNT_ONLY,  /* refuse the core, count it for its limit's summary (nothing read) */
+} PolicyVerdict;
+
+/* What to answer the kernel's request, decided before a byte of the core is sent: the rate
+ * limits per executable and service, MaxParallel= cores in flight, and whether anything would
+ * use a core of the process's size (ProcessSizeMax=). why says why not (for the record). */
+PolicyVerdict policy_decide(Crash *c, const char **why);
+/* Arms the timer that writes the summaries of limit windows that ended. */
+void policy_schedule_summaries(Manager *m);

@@ -49,7 +49,7 @@ int register_oneshot(const char *socket_path, const Config *c) {
         r = pattern_register(c->mode, socket_path, saved, sizeof saved, ours, sizeof ours, &pipe);
         if (r < 0)
                 return r;
-        if (pipe && access(limit_file, F_OK) < 0 && pipe_limit_raise(c->max_parallel, &old_limit) >= 0) {
+        if (pipe && access(limit_file, F_OK) < 0 && pipe_limit_raise(c->max_parallel + CRASHES_REFUSING_MAX, &old_limit) >= 0) {
                 snprintf(v, sizeof v, "%u", old_limit);
                 (void) save(limit_file, v);
         }

@@ -152,7 +152,7 @@ int store_write_record(int dirfd, const char *name, const Record *r, uid_t reade
 }
 
 static void report_vacuumed(const char *name, uint64_t bytes, void *userdata) {
-        log_info("Vacuumed %s (%llu bytes) to keep MaxUse=/KeepFree=; its record stays", name,
+        log_info("Vacuumed %s (%llu bytes) to keep MaxUse=/KeepFree=/MaxAgeSec=; its record stays", name,
                  (unsigned long long) bytes);
 }
 
@@ -168,14 +168,15 @@ void store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, 
         VacuumLimits l = {
                 .max_use = c->max_use,
                 .keep_free = c->keep_free,
-                .max_age_usec = UINT64_MAX,
+                .max_age_usec = c->max_age_usec,
                 .now_usec = now_usec(CLOCK_REALTIME),
         };
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         VacuumStats s = {};
         int r;
 
-        if (u->known && now - u->scanned_usec < STORE_RESCAN_USEC) {
+        /* the estimate knows sizes, not ages: with MaxAgeSec= rescan at least that often */
+        if (u->known && now - u->scanned_usec < MIN(STORE_RESCAN_USEC, c->max_age_usec)) {
                 u->bytes_cores += added;
                 if (!vacuum_over_limits(dirfd, &l, u->bytes_cores))
                         return;

@@ -18,6 +18,9 @@
 #define DEFAULT_SPARE_WORKERS 2
 #define DEFAULT_MAX_PARALLEL 16
 #define DEFAULT_CRASH_TIMEOUT_USEC (30 * 60 * USEC_PER_SEC)
+/* A crash-looping program keeps at most 10 cores a minute; its other crashes are counted. */
+#define DEFAULT_RATE_LIMIT_INTERVAL_USEC (60 * USEC_PER_SEC)
+#define DEFAULT_RATE_LIMIT_BURST 10
 
 void config_init_defaults(Config *c) {
         *c = (Config) {
@@ -29,9 +32,12 @@ void config_init_defaults(Config *c) {
                 .journal_size_max = DEFAULT_JOURNAL_SIZE_MAX,
                 .max_use = UINT64_MAX,
                 .keep_free = UINT64_MAX,
+                .max_age_usec = UINT64_MAX,
                 .spare_workers = DEFAULT_SPARE_WORKERS,
                 .max_parallel = DEFAULT_MAX_PARALLEL,
                 .timeout_usec = DEFAULT_CRASH_TIMEOUT_USEC,
+                .rate_limit_interval_usec = DEFAULT_RATE_LIMIT_INTERVAL_USEC,
+                .rate_limit_burst = DEFAULT_RATE_LIMIT_BURST,
         };
         snprintf(c->directory, sizeof c->directory, "%s", DEFAULT_STORAGE_DIR);
         snprintf(c->worker_user, sizeof c->worker_user, "%s", DEFAULT_WORKER_USER);
@@ -164,6 +170,42 @@ static int parse_timeout(Config *c, const char *v) {
         return 0;
 }
 
+static int parse_max_age(Config *c, const char *v) {
+        uint64_t u;
+        int r;
+
+        r = parse_sec(v, &u);
+        if (r < 0)
+                return r;
+        if (u == USEC_INFINITY) {
+                c->max_age_usec = UINT64_MAX;
+                return 0;
+        }
+        if (u == 0 || u > MAX_AGE_MAX_USEC)
+                return -ERANGE;
+        c->max_age_usec = u;
+        return 0;
+}
+
+static int parse_rate_limit_interval(Config *c, const char *v) {
+        uint64_t u;
+        int r = parse_sec(v, &u);
+
+        if (r < 0)
+                return r;
+        if (u > RATE_LIMIT_INTERVAL_MAX_USEC)
+                return -ERANGE;
+        c->rate_limit_interval_usec = u;
+        return 0;
+}
+
+static int parse_rate_limit_burst(Config *c, const char *v) {
+        int n, r = parse_int_range(v, 0, RATE_LIMIT_BURST_MAX, &n);
+        if (r >= 0)
+                c->rate_limit_burst = (unsigned) n;
+        return r;
+}
+
 static const struct {
         const char *key;
         key_parser parse;
@@ -183,6 +225,9 @@ static const struct {
         { "SpareWorkers", parse_spare_workers },
         { "MaxParallel", parse_max_parallel },
         { "TimeoutSec", parse_timeout },
+        { "MaxAgeSec", parse_max_age },
+        { "RateLimitIntervalSec", parse_rate_limit_interval },
+        { "RateLimitBurst", parse_rate_limit_burst },
 };
 
 static char *strstrip(char *s) {

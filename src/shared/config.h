@@ -28,11 +28,17 @@ typedef enum CaptureMode {
 /* Bounds on the values a configuration may ask for. */
 #define SPARE_WORKERS_MAX 32U
 #define PARALLEL_CRASHES_MAX 256U
+/* Crashes handled beside the MaxParallel= cores in flight: those being refused, and those only
+ * recorded (refused ones waiting for a worker to write their record). */
+#define CRASHES_REFUSING_MAX 64U
 #define CRASH_TIMEOUT_MIN_USEC (1 * USEC_PER_SEC)
 #define CRASH_TIMEOUT_MAX_USEC (24 * 3600 * USEC_PER_SEC)
 #define CONFIG_LINE_MAX 4096
 #define CONFIG_DROPINS_MAX 128
 #define USER_NAME_MAX 32
+#define RATE_LIMIT_BURST_MAX 100000U
+#define RATE_LIMIT_INTERVAL_MAX_USEC (7 * 24 * 3600 * USEC_PER_SEC)
+#define MAX_AGE_MAX_USEC (UINT64_C(100) * 365 * 24 * 3600 * USEC_PER_SEC)
 
 typedef struct Config {
         Storage storage;
@@ -44,6 +50,7 @@ typedef struct Config {
         uint64_t journal_size_max;
         uint64_t max_use;  /* UINT64_MAX = default rule (10% of the file system) */
         uint64_t keep_free; /* UINT64_MAX = default rule (15% of the file system) */
+        uint64_t max_age_usec; /* cores older than this are vacuumed; UINT64_MAX = no limit */
         bool enter_namespace;
         /* ours */
         char directory[PATH_MAX];
@@ -51,6 +58,9 @@ typedef struct Config {
         unsigned spare_workers;
         unsigned max_parallel;
         uint64_t timeout_usec; /* per crash, from accept to release of the task */
+        /* per executable and per service: at most burst cores in interval (0 = no limit) */
+        uint64_t rate_limit_interval_usec;
+        unsigned rate_limit_burst;
         CaptureMode mode;
 } Config;
 

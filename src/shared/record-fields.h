@@ -12,6 +12,8 @@
 #include "record.h"
 
 #define SD_MESSAGE_COREDUMP_STR "fc2e22bc6ee647b6b90729ab34a250b1"
+/* ours: the summary of crashes whose cores a limit refused (see crash-limit.h) */
+#define MESSAGE_COREDUMP_SUPPRESSED_STR "44a599742dfc4659a9825d09da683686"
 #define THREAD_NAME_MAX 64
 
 /* What the core told (checked by the manager) and what the manager did with it. Fixed size:

@@ -17,7 +17,7 @@
 
 #include "analysis.h"
 #include "fd-util.h"
-#include "journal.h"
+#include "journal-send.h"
 #include "log.h"
 #include "macro.h"
 #include "proto.h"
@@ -105,7 +105,7 @@ static int write_entry(Record *rec, const CoreFacts *facts, int journal_fd, bool
                 if (core == MAP_FAILED)
                         return negative_errno();
         }
-        r = journal_send_record(rec->buf, rec->len, core, core_len);
+        r = journal_send_record(rec->buf, rec->len, core, core_len, 0);
         if (core)
                 munmap(core, core_len);
         return r;
@@ -113,14 +113,22 @@ static int write_entry(Record *rec, const CoreFacts *facts, int journal_fd, bool
 
 #ifdef WORKER_TEST_FAULTS
 /* Test builds only (meson -Dworker-test-faults=true): misbehave on purpose, for crashes of a
- * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed. */
+ * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed; at the
+ * start of the core, or with "@journal" (crash@journal, hang@journal) once the core is stored,
+ * before the journal entry. */
 static void maybe_misbehave(const Record *rec, const char *when) {
-        const char *fault = getenv("COREDUMP_WORKER_FAULT");
+        const char *fault = getenv("COREDUMP_WORKER_FAULT"), *at;
         RecordField f;
+        char what[16];
 
         if (!fault || !record_find(rec->buf, rec->len, "COREDUMP_COMM", &f) || f.value_len != 13 ||
-            memcmp(f.value, "crasher-fault", 13) != 0 || strcmp(when, "core") != 0)
+            memcmp(f.value, "crasher-fault", 13) != 0)
                 return;
+        at = strchr(fault, '@');
+        if (strcmp(at ? at + 1 : "core", when) != 0)
+                return;
+        snprintf(what, sizeof what, "%.*s", (int) (at ? at - fault : (ptrdiff_t) strlen(fault)), fault);
+        fault = what;
         if (!strcmp(fault, "crash"))
                 *(volatile int *) 0 = 0;
         if (!strcmp(fault, "hang"))
@@ -207,6 +215,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         commit.facts.filename[sizeof commit.facts.filename - 1] = 0;
         commit.facts.thread_name[sizeof commit.facts.thread_name - 1] = 0;
         commit.facts.comm[sizeof commit.facts.comm - 1] = 0;
+        maybe_misbehave(&rec, "journal");
         recorded.error = write_entry(&rec, &commit.facts, journal_fd, journal_fit);
         return proto_send(WORKER_CONTROL_FD, &recorded, sizeof recorded, NULL, 0);
 }

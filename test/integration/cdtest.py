@@ -348,6 +348,25 @@ def start_crash(mode="segv", *args, sync=False, exe=CRASHER):
     return p
 
 
+def slow_crash_in_flight(mib, wait):
+    """A crash whose dump is still streaming after `wait` seconds (the config makes it slow)."""
+    p = start_crash("mem", mib, "random", sync=True)
+    p.stdin.write(b"x")
+    p.stdin.flush()
+    time.sleep(wait)
+    check(p.poll() is None, "the dump finished too early")
+    return p
+
+
+def read_exports(env, prefix):
+    """Every entry of the store's PREFIX.*.export files (record, suppressed), as dicts of bytes."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(env.store, prefix + ".*.export"))):
+        with open(path, "rb") as f:
+            out += parse_export(f.read())
+    return out
+
+
 def decompress(path, out):
     if path.endswith(".zst"):
         subprocess.run(["zstd", "-q", "-d", "-f", "-o", out, path], check=True)

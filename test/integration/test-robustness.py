@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from cdtest import (COREDUMPD, CORE_PATTERN, CRASHER, Env, check, crash, decompress, elf_core_info, run_cases, start_crash,
-                    write_file, xattrs, read_file)
+                    slow_crash_in_flight, write_file, xattrs, read_file)
 
 ET_CORE = 4
 
@@ -31,16 +31,6 @@ def healthy(env, d, n_before):
     check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
     cores = env.wait_cores(n_before + 1)
     check(any(f".{pid}." in c for c in cores), f"no core for PID {pid}: {cores}")
-
-
-def slow_crash_in_flight(mib, wait):
-    """A crash whose dump is still streaming after `wait` seconds (the config makes it slow)."""
-    p = start_crash("mem", mib, "random", sync=True)
-    p.stdin.write(b"x")
-    p.stdin.flush()
-    time.sleep(wait)
-    check(p.poll() is None, "the dump finished too early")
-    return p
 
 
 def case_socket_activation():

@@ -54,6 +54,25 @@ int main(void) {
         CHECK_EQ(parse(&c, "Directory=/var/lib/../../etc"), -EINVAL);
         CHECK_EQ(parse(&c, "WorkerUser=bad user"), -EINVAL);
         CHECK_EQ(parse(&c, "NoEquals"), -EINVAL);
+        CHECK_EQ(parse(&c, "RateLimitBurst=-1"), -ERANGE);
+        CHECK_EQ(parse(&c, "RateLimitBurst=1000000"), -ERANGE);
+        CHECK_EQ(parse(&c, "RateLimitIntervalSec=30d"), -ERANGE);
+        CHECK_EQ(parse(&c, "RateLimitIntervalSec=soon"), -EINVAL);
+        CHECK_EQ(parse(&c, "MaxAgeSec=0"), -ERANGE);
+        CHECK_EQ(parse(&c, "MaxAgeSec=1000000w"), -ERANGE);
+
+        /* the limits: defaults, then set; 0 turns rate limiting off, infinity MaxAgeSec= */
+        CHECK_EQ(c.rate_limit_burst, 10);
+        CHECK_EQ(c.rate_limit_interval_usec, 60 * USEC_PER_SEC);
+        CHECK_EQ(c.max_age_usec, UINT64_MAX);
+        CHECK_EQ(parse(&c, "RateLimitBurst=0"), 0);
+        CHECK_EQ(c.rate_limit_burst, 0);
+        CHECK_EQ(parse(&c, "RateLimitIntervalSec=5min"), 0);
+        CHECK_EQ(c.rate_limit_interval_usec, 300 * USEC_PER_SEC);
+        CHECK_EQ(parse(&c, "MaxAgeSec=2w"), 0);
+        CHECK_EQ(c.max_age_usec, 14 * 86400 * USEC_PER_SEC);
+        CHECK_EQ(parse(&c, "MaxAgeSec=infinity"), 0);
+        CHECK_EQ(c.max_age_usec, UINT64_MAX);
 
         /* files: main file, then drop-ins in order; ExternalSizeMax is its own key (32G default) */
         CHECK(mkdtemp(dir) != NULL);

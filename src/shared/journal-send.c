@@ -13,7 +13,7 @@
 #include <sys/un.h>
 
 #include "fd-util.h"
-#include "journal.h"
+#include "journal-send.h"
 #include "macro.h"
 #include "record.h"
 
@@ -63,7 +63,7 @@ static size_t field_size(size_t name_len, size_t value_len) {
         return name_len + 1 + sizeof(uint64_t) + value_len + 1;
 }
 
-static int send_memfd(int sock, const uint8_t *buf, size_t len) {
+static int send_memfd(int sock, const uint8_t *buf, size_t len, int flags) {
         _cleanup_close_ int fd = memfd_create("journal-entry", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         char control[CMSG_SPACE(sizeof(int))] = {};
         struct msghdr mh = { .msg_control = control, .msg_controllen = sizeof control };
@@ -80,24 +80,24 @@ static int send_memfd(int sock, const uint8_t *buf, size_t len) {
         cmsg->cmsg_type = SCM_RIGHTS;
         cmsg->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-        if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0)
+        if (sendmsg(sock, &mh, MSG_NOSIGNAL | flags) < 0)
                 return negative_errno();
         return 0;
 }
 
-static int send_entry(const uint8_t *buf, size_t len) {
+static int send_entry(const uint8_t *buf, size_t len, int flags) {
         _cleanup_close_ int sock = journal_connect();
 
         if (sock < 0)
                 return sock;
-        if (send(sock, buf, len, MSG_NOSIGNAL) >= 0)
+        if (send(sock, buf, len, MSG_NOSIGNAL | flags) >= 0)
                 return 0;
         if (errno != EMSGSIZE && errno != ENOBUFS)
                 return negative_errno();
-        return send_memfd(sock, buf, len);
+        return send_memfd(sock, buf, len, flags);
 }
 
-int journal_send_record(const uint8_t *rec, size_t len, const void *core_field, size_t core_len) {
+int journal_send_record(const uint8_t *rec, size_t len, const void *core_field, size_t core_len, int flags) {
         const uint8_t *core_eq = core_field ? memchr(core_field, '=', core_len) : NULL;
         _cleanup_free_ uint8_t *buf = NULL;
         size_t pos = 0, o = 0, size = 0, n = 0;
@@ -127,5 +127,5 @@ int journal_send_record(const uint8_t *rec, size_t len, const void *core_field, 
                 size_t name_len = (size_t) (core_eq - (const uint8_t *) core_field);
                 put_field(buf, &o, core_field, name_len, core_eq + 1, core_len - name_len - 1);
         }
-        return send_entry(buf, o);
+        return send_entry(buf, o, flags);
 }

@@ -8,5 +8,6 @@
 #define JOURNAL_FIELDS_MAX 256U
 
 /* Sends one journal entry made of the record's fields ("_CDS_" ones are internal and left out)
- * plus, if core_field is not NULL, the prepared "COREDUMP=<core>" of core_len bytes. */
-int journal_send_record(const uint8_t *rec, size_t len, const void *core_field, size_t core_len);
+ * plus, if core_field is not NULL, the prepared "COREDUMP=<core>" of core_len bytes. flags go to
+ * send(): MSG_DONTWAIT where a stopped journald must not stop the caller. */
+int journal_send_record(const uint8_t *rec, size_t len, const void *core_field, size_t core_len, int flags);

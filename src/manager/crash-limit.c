@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crash-limit.h"
+#include "macro.h"
+
+#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+#define FNV_PRIME UINT64_C(0x100000001b3)
+
+const char *limit_kind_to_string(LimitKind k) {
+        static const char *const t[] = { "executable", "service", "parallel cores" };
+        return (unsigned) k < ELEMENTSOF(t) ? t[k] : "?";
+}
+
+static uint64_t key_hash(LimitKind kind, const char *key) {
+        uint64_t h = FNV_OFFSET ^ (uint64_t) kind;
+
+        for (const unsigned char *p = (const unsigned char *) key; *p; p++)
+                h = (h ^ *p) * FNV_PRIME;
+        return h;
+}
+
+void limits_init(CrashLimits *l, LimitFlush flush, void *userdata) {
+        *l = (CrashLimits) { .flush = flush, .userdata = userdata };
+}
+
+static LimitBucket *cap_bucket(CrashLimits *l) {
+        return &l->buckets[LIMIT_KEYS_MAX];
+}
+
+static int limits_alloc(CrashLimits *l) {
+        if (l->buckets)
+                return 0;
+        l->buckets = calloc(LIMIT_KEYS_MAX + 1, sizeof *l->buckets);
+        if (!l->buckets)
+                return -ENOMEM;
+        cap_bucket(l)->kind = LIMIT_CAP;
+        return 0;
+}
+
+static void bucket_flush(CrashLimits *l, LimitBucket *b) {
+        if (b->n_suppressed > 0 && l->flush)
+                l->flush(b, l->userdata);
+        b->n_suppressed = 0;
+        b->n_pids = 0;
+}
+
+/* A window that ended is summarised and a new one starts now. */
+static void bucket_roll(CrashLimits *l, LimitBucket *b, uint64_t interval_usec, uint64_t now) {
+        if (b->begin_usec != 0 && now - b->begin_usec < interval_usec)
+                return;
+        bucket_flush(l, b);
+        b->begin_usec = now;
+        b->n_taken = 0;
+}
+
+static void bucket_forget(LimitBucket *b) {
+        free(b->key);
+        *b = (LimitBucket) {};
+}
+
+/* Frees a slot when all are used: the window that started first goes. */
+static LimitBucket *bucket_evict(CrashLimits *l) {
+        LimitBucket *oldest = &l->buckets[0];
+
+        for (unsigned i = 1; i < l->n; i++)
+                if (l->buckets[i].begin_usec < oldest->begin_usec)
+                        oldest = &l->buckets[i];
+        bucket_flush(l, oldest);
+        bucket_forget(oldest);
+        return oldest;
+}
+
+static LimitBucket *bucket_get(CrashLimits *l, LimitKind kind, const char *key) {
+        uint64_t h = key_hash(kind, key);
+        LimitBucket *b;
+        char *copy;
+
+        for (unsigned i = 0; i < l->n; i++) {
+                b = &l->buckets[i];
+                if (b->hash == h && b->kind == kind && strcmp(b->key, key) == 0)
+                        return b;
+        }
+        copy = strdup(key);
+        if (!copy)
+                return NULL;
+        b = l->n < LIMIT_KEYS_MAX ? &l->buckets[l->n++] : bucket_evict(l);
+        *b = (LimitBucket) { .kind = kind, .key = copy, .hash = h };
+        return b;
+}
+
+static void bucket_note(LimitBucket *b, const LimitCrash *c) {
+        if (b->n_suppressed++ == 0)
+                b->first_realtime = c->realtime;
+        b->last_pid = c->pid;
+        b->last_uid = c->uid;
+        b->last_realtime = c->realtime;
+        snprintf(b->last_comm, sizeof b->last_comm, "%s", c->comm ? c->comm : "");
+        if (b->n_pids < LIMIT_PIDS_LISTED)
+                b->pids[b->n_pids++] = c->pid;
+}
+
+static LimitVerdict suppress(LimitBucket *b, const LimitCrash *c, LimitTicket *t) {
+        bucket_note(b, c);
+        t->hit = b;
+        return b->n_suppressed == 1 ? LIMIT_SUPPRESS_FIRST : LIMIT_SUPPRESS;
+}
+
+static bool is_set(const char *s) {
+        return s && s[0];
+}
+
+LimitVerdict limits_check(CrashLimits *l, uint64_t interval_usec, unsigned burst, const LimitCrash *c,
+                          uint64_t now, LimitTicket *ret) {
+        *ret = (LimitTicket) {};
+        /* without memory for the books, a crash is taken rather than lost */
+        if (interval_usec == 0 || burst == 0 || limits_alloc(l) < 0)
+                return LIMIT_TAKE;
+        if (is_set(c->exe))
+                ret->exe = bucket_get(l, LIMIT_EXE, c->exe);
+        if (is_set(c->unit))
+                ret->unit = bucket_get(l, LIMIT_UNIT, c->unit);
+        if (ret->exe)
+                bucket_roll(l, ret->exe, interval_usec, now);
+        if (ret->unit)
+                bucket_roll(l, ret->unit, interval_usec, now);
+        if (ret->exe && ret->exe->n_taken >= burst)
+                return suppress(ret->exe, c, ret);
+        if (ret->unit && ret->unit->n_taken >= burst)
+                return suppress(ret->unit, c, ret);
+        return LIMIT_TAKE;
+}
+
+void limits_take(const LimitTicket *t) {
+        if (t->exe)
+                t->exe->n_taken++;
+        if (t->unit)
+                t->unit->n_taken++;
+}
+
+static uint64_t cap_window(uint64_t interval_usec) {
+        return interval_usec ?: LIMIT_CAP_WINDOW_USEC;
+}
+
+LimitVerdict limits_over_cap(CrashLimits *l, const LimitCrash *c, uint64_t now, LimitTicket *ret) {
+        LimitBucket *b;
+
+        *ret = (LimitTicket) {};
+        if (limits_alloc(l) < 0)
+                return LIMIT_SUPPRESS; /* refused all the same: counted nowhere */
+        b = cap_bucket(l);
+        if (b->n_suppressed == 0)
+                b->begin_usec = now; /* the cap's window starts with its first refusal */
+        return suppress(b, c, ret);
+}
+
+static uint64_t bucket_end(const LimitBucket *b, uint64_t window) {
+        return b->begin_usec + window;
+}
+
+uint64_t limits_flush_expired(CrashLimits *l, uint64_t interval_usec, uint64_t now) {
+        uint64_t next = UINT64_MAX;
+        LimitBucket *cap;
+
+        if (!l->buckets)
+                return next;
+        for (unsigned i = 0; i < l->n;) {
+                LimitBucket *b = &l->buckets[i];
+                bool ended = interval_usec == 0 || now >= bucket_end(b, interval_usec);
+
+                if (ended) {
+                        /* summarised and forgotten: the slot goes to the last bucket */
+                        bucket_flush(l, b);
+                        bucket_forget(b);
+                        *b = l->buckets[--l->n];
+                        l->buckets[l->n] = (LimitBucket) {};
+                        continue;
+                }
+                if (b->n_suppressed > 0)
+                        next = MIN(next, bucket_end(b, interval_usec));
+                i++;
+        }
+        cap = cap_bucket(l);
+        if (cap->n_suppressed > 0) {
+                if (now >= bucket_end(cap, cap_window(interval_usec)))
+                        bucket_flush(l, cap);
+                else
+                        next = MIN(next, bucket_end(cap, cap_window(interval_usec)));
+        }
+        return next;
+}
+
+void limits_done(CrashLimits *l) {
+        if (!l->buckets)
+                return;
+        for (unsigned i = 0; i < l->n; i++) {
+                bucket_flush(l, &l->buckets[i]);
+                bucket_forget(&l->buckets[i]);
+        }
+        bucket_flush(l, cap_bucket(l));
+        free(l->buckets);
+        *l = (CrashLimits) {};
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "macro.h"
+#include "peek.h"
+
+#define KIB UINT64_C(1024)
+
+static bool ends_with(const char *s, const char *suffix) {
+        size_t l = strlen(s), k = strlen(suffix);
+        return l >= k && strcmp(s + l - k, suffix) == 0;
+}
+
+void peek_service(const char *cgroup_path, char *buf, size_t size) {
+        CgroupInfo ci;
+
+        cgroup_parse(cgroup_path, &ci);
+        buf[0] = 0;
+        if (ci.user_unit[0] && ends_with(ci.user_unit, ".service"))
+                snprintf(buf, size, "%s/%s", ci.unit, ci.user_unit);
+        else if (ci.unit[0] && ends_with(ci.unit, ".service") && !ci.user_unit[0])
+                snprintf(buf, size, "%s", ci.unit);
+}
+
+static int status_kib(const char *status, const char *key, uint64_t *ret) {
+        const char *p = strstr(status, key);
+        unsigned long long v;
+
+        /* a key starts a line */
+        while (p && p != status && p[-1] != '\n')
+                p = strstr(p + 1, key);
+        if (!p || sscanf(p + strlen(key), " %llu kB", &v) != 1)
+                return -ENOENT;
+        *ret = (uint64_t) v * KIB;
+        return 0;
+}
+
+int peek_parse_anon_size(const char *status, uint64_t *ret) {
+        uint64_t anon, swap = 0;
+        int r = status_kib(status, "RssAnon:", &anon);
+
+        if (r < 0)
+                return r;
+        (void) status_kib(status, "VmSwap:", &swap);
+        *ret = anon + swap;
+        return 0;
+}
+
+/* Reads dir/name into buf (NUL-terminated, cut at size - 1). */
+static ssize_t read_small(int dir, const char *name, char *buf, size_t size) {
+        _cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        ssize_t n;
+
+        if (fd < 0)
+                return negative_errno();
+        n = loop_read(fd, buf, size - 1);
+        if (n < 0)
+                return n;
+        buf[n] = 0;
+        return n;
+}
+
+static void peek_read(int dir, CrashPeek *p) {
+        char buf[MAX(PEEK_STATUS_MAX, PEEK_CGROUP_MAX)], path[PATH_MAX];
+        ssize_t n = readlinkat(dir, "exe", p->exe, sizeof p->exe - 1);
+
+        p->exe[MAX(n, 0)] = 0;
+        if (read_small(dir, "comm", p->comm, sizeof p->comm) > 0)
+                p->comm[strcspn(p->comm, "\n")] = 0;
+        if (read_small(dir, "cgroup", buf, PEEK_CGROUP_MAX) > 0 && cgroup_unified_path(buf, path, sizeof path) >= 0)
+                peek_service(path, p->service, sizeof p->service);
+        if (read_small(dir, "status", buf, PEEK_STATUS_MAX) > 0)
+                p->size_valid = peek_parse_anon_size(buf, &p->size_min) >= 0;
+}
+
+int peek_collect(int pidfd, pid_t pid, CrashPeek *ret) {
+        _cleanup_close_ int dir = -EBADF;
+        char path[32];
+        pid_t again;
+        int r;
+
+        *ret = (CrashPeek) {};
+        snprintf(path, sizeof path, "/proc/%d", (int) pid);
+        dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (dir < 0)
+                return negative_errno();
+        if (pidfd >= 0 && (r = pidfd_check_alive(pidfd)) < 0)
+                return r;
+        peek_read(dir, ret);
+        if (pidfd >= 0) {
+                r = pidfd_get_pid(pidfd, &again);
+                if (r < 0 || again != pid || pidfd_check_alive(pidfd) < 0) {
+                        *ret = (CrashPeek) {};
+                        return r < 0 ? r : -ESRCH;
+                }
+        }
+        ret->valid = true;
+        return 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The little the manager reads of a crashing process before it answers the kernel's request:
+ * enough to apply the rate limits and ProcessSizeMax=, cheaply (a storm of suppressed crashes
+ * must cost almost nothing). Read under the same guard as meta_collect(): the /proc directory
+ * is opened, then the pidfd checked alive, so it is that process; and checked again after. */
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup-util.h"
+#include "meta.h"
+#include "pidfd-util.h"
+
+#define PEEK_STATUS_MAX 4096U /* /proc/PID/status is about 1.5 KiB */
+#define PEEK_CGROUP_MAX 4096U
+
+typedef struct CrashPeek {
+        bool valid;
+        char exe[PATH_MAX];
+        char comm[COMM_MAX];
+        char service[UNIT_NAME_MAX + 16]; /* "foo.service", or "user@UID/foo.service"; "" if none */
+        bool size_valid;
+        uint64_t size_min; /* what the core takes at least: resident and swapped anonymous memory */
+} CrashPeek;
+
+/* pidfd may be -EBADF (pipe mode on an old kernel): then the result is only as good as the
+ * kernel's PID argument, and is only used for rate limiting. */
+int peek_collect(int pidfd, pid_t pid, CrashPeek *ret);
+/* Pure: RssAnon + VmSwap of a /proc/PID/status text, in bytes. */
+int peek_parse_anon_size(const char *status, uint64_t *ret);
+/* Pure: the service a unified cgroup path belongs to, as CrashPeek.service has it. */
+void peek_service(const char *cgroup_path, char *buf, size_t size);

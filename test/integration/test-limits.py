@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Limits: rate limiting before the dump (per executable, per service), MaxParallel=,
+ProcessSizeMax= decided before the ack, MaxUse=/MaxAgeSec= vacuum. Every crash must be
+accounted for: a stored core, or a count in a suppression summary."""
+import concurrent.futures
+import math
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from cdtest import (CRASHER, Env, check, crash, read_exports, run_cases, slow_crash_in_flight, test_user)
+
+SUPPRESSED_ID = b"44a599742dfc4659a9825d09da683686"
+
+
+def programs(env, names):
+    """Copies of the crasher under other names: each is its own executable (and comm)."""
+    out = {}
+    for n in names:
+        out[n] = os.path.join(env.base, n)
+        shutil.copy(CRASHER, out[n])
+        os.chmod(out[n], 0o755)
+    return out
+
+
+def timed_crash(exe):
+    t0 = time.monotonic()
+    p = subprocess.Popen([exe, "segv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rc = p.wait(300)
+    return exe, p.pid, rc, time.monotonic() - t0
+
+
+def storm(order, lanes):
+    """Runs every executable of order once, lanes at a time; [(exe, pid, rc, seconds)]."""
+    with concurrent.futures.ThreadPoolExecutor(lanes) as pool:
+        return list(pool.map(timed_crash, order))
+
+
+def cpu_seconds(pid):
+    """The daemon's CPU time with its reaped workers' (utime, stime, cutime, cstime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def cores_of(env, comm):
+    return [c for c in env.cores() if os.path.basename(c).startswith(f"core.{comm}.")]
+
+
+def summaries(env):
+    s = read_exports(env, "suppressed")
+    check(all(e.get("MESSAGE_ID") == SUPPRESSED_ID for e in s), f"summary without its MESSAGE_ID: {s}")
+    return s
+
+
+def suppressed_count(sums, exe=None, reason=b"rate-limit"):
+    return sum(int(e["COREDUMP_SUPPRESSED"]) for e in sums if e["COREDUMP_SUPPRESSED_REASON"] == reason and
+               (exe is None or e.get("COREDUMP_EXE") == exe.encode()))
+
+
+def wait_quiet(env, d, n_records, timeout=120):
+    """Until n_records crash records are written (every taken or fully recorded crash has one)."""
+    deadline = time.monotonic() + timeout
+    while len(read_exports(env, "record")) < n_records:
+        check(time.monotonic() < deadline, f"only {len(read_exports(env, 'record'))} of {n_records} records:\n"
+              + d.log_text()[-4000:])
+        time.sleep(0.2)
+
+
+def case_storm():
+    """1000 crashes: one program crash-looping (975) beside five others (5 each). The others'
+    crashes are all stored; the looping one keeps RateLimitBurst= cores per window, the first
+    refused crash of each window gets a full record, the rest are counted in summaries, and the
+    counts add up to every crash. No crashing task waits longer than the per-crash deadline."""
+    burst, interval, timeout = 5, 30, 10
+    env = Env({"RateLimitBurst": str(burst), "RateLimitIntervalSec": f"{interval}s", "TimeoutSec": str(timeout)})
+    others = [f"other-{i}" for i in range(5)]
+    exes = programs(env, ["looper", *others])
+    order = [exes["looper"]] * 975
+    for i, name in enumerate(others * 5):  # spread through the storm
+        order.insert(37 * (i + 1), exes[name])
+    d = env.start()
+    cpu0, t0 = cpu_seconds(d.proc.pid), time.monotonic()
+    results = storm(order, 8)
+    elapsed = time.monotonic() - t0
+    check(all(rc == -signal.SIGSEGV for _, _, rc, _ in results), "a crasher did not die of SIGSEGV")
+    others_pids = {pid for exe, pid, _, _ in results if exe != exes["looper"]}
+    wait_quiet(env, d, len(others_pids))
+    cpu = cpu_seconds(d.proc.pid) - cpu0
+    check(d.stop() == 0, "daemon did not stop cleanly")  # flushes the open windows' summaries
+
+    stored = {int(os.path.basename(c).split(".")[4]) for c in env.cores()}
+    check(others_pids <= stored, f"crashes of the other programs not stored: {sorted(others_pids - stored)}")
+    looper = cores_of(env, "looper")
+    windows = math.ceil(elapsed / interval) + 1
+    check(burst <= len(looper) <= burst * windows, f"{len(looper)} cores of the looper in {elapsed:.1f} s")
+    sums = summaries(env)
+    counted = suppressed_count(sums, exes["looper"])
+    check(len(looper) + counted == 975, f"looper: {len(looper)} stored + {counted} suppressed != 975")
+    firsts = [r for r in read_exports(env, "record") if r.get("COREDUMP_COMM") == b"looper"
+              and b"rate limit" in r.get("COREDUMP_PROCESSING_ERROR", b"")]
+    looper_sums = [e for e in sums if e.get("COREDUMP_EXE") == exes["looper"].encode()]
+    check(len(firsts) == len(looper_sums) >= 1, f"{len(firsts)} full records of refused crashes, "
+          f"{len(looper_sums)} summaries: one of each per window")
+    worst = max(s for _, _, _, s in results)
+    check(worst < timeout, f"a crashing task was held {worst:.1f} s, past TimeoutSec={timeout}")
+    size = sum(os.stat(c).st_blocks * 512 for c in looper)
+    print(f"storm: {len(order)} crashes in {elapsed:.1f} s ({len(order) / elapsed:.0f}/s), "
+          f"daemon CPU {cpu:.2f} s ({cpu * 1000 / len(order):.2f} ms/crash), longest hold {worst * 1000:.0f} ms; "
+          f"looper: {len(looper)} cores ({size} bytes) + {counted} suppressed in {len(looper_sums)} summaries")
+
+
+def case_burst50():
+    """1000 crashes in a burst from 50 programs (20 each, 16 at a time), default limits: every
+    program keeps its first crash, every crash is a stored core or counted in a summary, and the
+    daemon stores the next crash."""
+    env = Env({"TimeoutSec": "30"})
+    names = [f"prog-{i:02d}" for i in range(50)]
+    exes = programs(env, names)
+    order = [exes[n] for _ in range(20) for n in names]
+    d = env.start()
+    results = storm(order, 16)
+    check(all(rc == -signal.SIGSEGV for _, _, rc, _ in results), "a crasher did not die of SIGSEGV")
+    first_pids = {}
+    for exe, pid, _, _ in results:
+        first_pids.setdefault(exe, pid)
+    pid, _ = crash("segv")
+    env.wait_cores(1)
+    wait_quiet(env, d, 50)
+    time.sleep(1)  # the last records of the burst
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    cores = env.cores()
+    check(any(f".{pid}." in c for c in cores), "the crash after the burst was not stored")
+    sums = summaries(env)
+    counted = suppressed_count(sums) + suppressed_count(sums, reason=b"max-parallel")
+    burst_cores = len(cores) - 1
+    check(burst_cores + counted == 1000, f"{burst_cores} stored + {counted} suppressed != 1000")
+    missing = [n for n in names if not cores_of(env, n)]
+    check(not missing, f"programs without a stored core: {missing}")
+    print(f"burst: {burst_cores} stored, {suppressed_count(sums)} rate-limited, "
+          f"{suppressed_count(sums, reason=b'max-parallel')} over MaxParallel=, {len(sums)} summaries; "
+          f"longest hold {max(s for _, _, _, s in results) * 1000:.0f} ms")
+
+
+def case_max_parallel():
+    """MaxParallel=1 with a core streaming: the next crashes are refused before their dump; the
+    first gets a record saying why, all are counted in the summary."""
+    env = Env({"MaxParallel": "1", "CompressLevel": "19"})
+    d = env.start()
+    p = slow_crash_in_flight(64, 0.5)
+    refused = [crash("segv")[0] for _ in range(3)]
+    check(p.wait(120) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    wait_quiet(env, d, 2)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    check([c for c in env.cores() if f".{p.pid}." in c], "the core in flight was not stored")
+    check(not any(f".{r}." in c for c in env.cores() for r in refused), f"a refused core was stored: {env.cores()} {refused}\n{d.log_text()}")
+    rec = [r for r in read_exports(env, "record") if r["COREDUMP_PID"] == str(refused[0]).encode()]
+    check(rec and b"MaxParallel=1 cores were already in flight" in rec[0].get("COREDUMP_PROCESSING_ERROR", b""),
+          f"record of the first refused crash: {rec}")
+    sums = [e for e in summaries(env) if e["COREDUMP_SUPPRESSED_REASON"] == b"max-parallel"]
+    check(len(sums) == 1 and sums[0]["COREDUMP_SUPPRESSED"] == b"3", f"summary: {sums}")
+    check(sums[0]["COREDUMP_SUPPRESSED_PIDS"].split() == [str(r).encode() for r in refused], f"PIDs: {sums}")
+
+
+def case_service():
+    """Crashes of different programs in one service share its limit."""
+    env = Env({"RateLimitBurst": "2"})
+    exes = programs(env, ["svc-a", "svc-b", "svc-c"])
+    with open("/proc/self/mounts") as f:
+        roots = [line.split()[1] for line in f if line.split()[2] == "cgroup2"]
+    if not roots:
+        from cdtest import skip
+        skip("no cgroup2 hierarchy to make a service's cgroup in")
+    cg = os.path.join(roots[0], "system.slice", "cds-limit-test.service")
+    made_slice = not os.path.isdir(os.path.dirname(cg))
+    os.makedirs(cg)
+    try:
+        d = env.start()
+        pids = []
+        for name in ("svc-a", "svc-b", "svc-c", "svc-a"):
+            p = subprocess.Popen(["sh", "-c", f'echo $$ > {cg}/cgroup.procs && exec {exes[name]} segv'])
+            check(p.wait(60) == -signal.SIGSEGV, f"{name} ended with {p.returncode}")
+            pids.append(p.pid)
+        wait_quiet(env, d, 3)
+        check(d.stop() == 0, "daemon did not stop cleanly")
+    finally:
+        os.rmdir(cg)
+        if made_slice:
+            os.rmdir(os.path.dirname(cg))
+    check(len(env.cores()) == 2, f"two cores for the service's burst of 2: {env.cores()}")
+    sums = summaries(env)
+    check(len(sums) == 1 and sums[0].get("COREDUMP_SUPPRESSED_SERVICE") == b"cds-limit-test.service" and
+          sums[0]["COREDUMP_SUPPRESSED"] == b"2", f"service summary: {sums}")
+
+
+def case_pipe():
+    """Pipe mode: the same limits; a refused core is dropped (the pipe closed), still counted."""
+    env = Env({"Mode": "pipe", "RateLimitBurst": "2"})
+    d = env.start()
+    pids = [crash("segv")[0] for _ in range(5)]
+    wait_quiet(env, d, 3)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    check(len(env.cores()) == 2, f"two cores for a burst of 2: {env.cores()}")
+    rec = [r for r in read_exports(env, "record") if r["COREDUMP_PID"] == str(pids[2]).encode()]
+    check(rec and b"rate limit" in rec[0].get("COREDUMP_PROCESSING_ERROR", b""), f"record of the first refused: {rec}")
+    check(suppressed_count(summaries(env), CRASHER) == 3, f"summary: {summaries(env)}")
+
+
+def case_process_size_max():
+    """Storage=none keeps no core, so a process with more anonymous memory than ProcessSizeMax=
+    is refused before its dump; the record says why. A small one is still traced."""
+    env = Env({"Storage": "none", "ProcessSizeMax": "16M"})
+    d = env.start()
+    big, _ = crash("mem", 64)
+    small, _ = crash("segv")
+    wait_quiet(env, d, 2)
+    recs = {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}
+    why = recs[str(big).encode()].get("COREDUMP_PROCESSING_ERROR", b"")
+    check(b"more than ProcessSizeMax=16777216" in why, f"big process: {why!r}")
+    check(f"Crash of PID {big} (crasher, uid 0): no core" in d.log_text(), "the big core was taken")
+    s = recs[str(small).encode()]
+    check(b"COREDUMP_PROCESSING_ERROR" not in s and b"Stack trace of thread" in s["MESSAGE"], f"small: {s}")
+    d.stop()
+
+
+def allocated(paths):
+    return sum(os.stat(p).st_blocks * 512 for p in paths)
+
+
+def case_vacuum_users():
+    """With the store past MaxUse=, the oldest cores of the user with the most go first, an
+    older core of another user stays, and the new core is kept."""
+    user = test_user()
+    env = Env({"KeepFree": "0"})
+    d = env.start()
+    root_old, _ = crash("segv")
+    users = [crash("segv", user=user)[0] for _ in range(3)]
+    cores = env.wait_cores(4)
+    env.write_config({"KeepFree": "0", "MaxUse": str(allocated(cores) + allocated(cores[:1]) // 2)})
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_log(r"Reloading configuration")
+    time.sleep(0.3)
+    root_new, _ = crash("segv")
+    d.wait_log(rf"Vacuumed core\.crasher\.{user.pw_uid}\..*\.{users[0]}\.")
+    names = " ".join(env.cores())
+    check(f".{users[0]}." not in names, f"the heaviest user's oldest core stayed: {names}")
+    for pid in (root_old, root_new, users[1], users[2]):
+        check(f".{pid}." in names, f"core of {pid} was vacuumed: {names}")
+    check(len(read_exports(env, "record")) == 5, "the records must stay")
+    d.stop()
+
+
+def case_max_age():
+    """MaxAgeSec=: cores older than that go at the next store (their records stay)."""
+    env = Env({"MaxAgeSec": "2s"})
+    d = env.start()
+    old, _ = crash("segv")
+    env.wait_cores(1)
+    time.sleep(3)
+    new, _ = crash("segv")
+    d.wait_log(rf"Vacuumed core\.crasher\.0\..*\.{old}\.")
+    names = " ".join(env.cores())
+    check(f".{new}." in names and f".{old}." not in names, f"cores: {names}")
+    check(len(read_exports(env, "record")) == 2, "the records must stay")
+    d.stop()
+
+
+run_cases({n[5:]: f for n, f in globals().items() if n.startswith("case_")})
