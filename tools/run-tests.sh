@@ -55,9 +55,12 @@ run_suite() { # build-dir meson-setup-args...
         fetch_systemd_tool "$dir" systemd-coredump usr/bin/coredumpctl
         # imports our sidecar records into a journal file, to read them with systemd's coredumpctl
         fetch_systemd_tool "$dir" systemd-journal-remote lib/systemd/systemd-journal-remote
+        meson_test -C "$dir"
+}
+meson_test() { # meson test arguments...: runs them, adds the results to the totals
         log=$(mktemp)
         rc=0
-        meson test -C "$dir" --print-errorlogs 2>&1 | tee "$log" || rc=1
+        meson test --print-errorlogs "$@" 2>&1 | tee "$log" || rc=1
         passed=$((passed + $(count Ok "$log")))
         failed=$((failed + $(count Fail "$log") + $(count Timeout "$log")))
         skipped=$((skipped + $(count Skipped "$log")))
@@ -68,6 +71,14 @@ run_suite() { # build-dir meson-setup-args...
 run_suite build -Dprefix=/usr -Dwerror=true
 # the sanitizer build also lets tests make workers misbehave (crash, hang, malformed messages)
 run_suite build-sanitizers -Dprefix=/usr -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dworker-test-faults=true
+
+# The fuzz targets (test/fuzz/) built with clang's libFuzzer, ASan and UBSan: each runs for
+# fuzz-runs executions (meson_options.txt) from its committed corpus; a finding fails the run.
+install_packages $FUZZ_PACKAGES
+[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz -Dfuzzers=true -Dintegration-tests=false -Dwerror=true \
+        -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+ninja -C build-fuzz >/dev/null
+meson_test -C build-fuzz --suite fuzz
 
 # The same project installed in a systemd machine under qemu (tests-vm/run): socket
 # activation, boot ordering, the units' sandbox, crashes of services. CDS_SKIP_VM=1 leaves it out.

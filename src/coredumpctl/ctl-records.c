@@ -46,7 +46,7 @@ static int read_record_file(int dirfd, const char *name, uint8_t **ret, size_t *
 }
 
 /* Parses one export entry into e. Pure apart from allocation. */
-static int entry_from_export(Entry *e, const uint8_t *buf, size_t len, CollectMode mode, const char *extra) {
+int entry_from_export(Entry *e, const uint8_t *buf, size_t len, CollectMode mode, const char *extra) {
         size_t pos = 0;
         RecordField f;
         int r;

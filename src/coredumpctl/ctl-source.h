@@ -29,5 +29,8 @@ int source_records(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryL
 /* Both, merged (an entry in both counts once, from the journal), filtered by --since/--until,
  * ordered by time (newest first with -r), cut to -n. */
 int collect_entries(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryList *out);
+/* Parses one journal export entry (a sidecar record file's bytes, untrusted) into e: -EBADMSG if
+ * malformed or not a coredump entry; extra names a field kept besides the list's (or NULL). */
+int entry_from_export(Entry *e, const uint8_t *buf, size_t len, CollectMode mode, const char *extra);
 /* Reads the COREDUMP= field of a journal entry (by cursor) into a new buffer. */
 int journal_read_core(const CtlArgs *a, const Entry *e, void **ret, size_t *ret_len);

@@ -37,7 +37,7 @@
 #define KMSG_LINE_MAX 256
 
 /* The kernel log is all a usermode helper has to report to. */
-static void kmsg(const char *fmt, ...) {
+_printf_(1, 2) static void kmsg(const char *fmt, ...) {
         char line[KMSG_LINE_MAX];
         va_list ap;
         int fd, n;

@@ -29,6 +29,10 @@ static bool stderr_is_journal_stream(void) {
         return st.st_dev == dev && st.st_ino == ino;
 }
 
+void log_set_max_level(int level) {
+        log_max_level = level;
+}
+
 void log_setup(const char *ident) {
         const char *lvl = getenv("COREDUMP_SOCKET_LOG_LEVEL");
 

@@ -13,6 +13,8 @@
 void log_setup(const char *ident);
 /* For command line tools: bare messages on stderr, as users expect from a CLI. */
 void log_setup_plain(void);
+/* Messages above level are dropped (LOG_INFO unless COREDUMP_SOCKET_LOG_LEVEL=debug). */
+void log_set_max_level(int level);
 int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 
 #define log_full_errno(level, error, ...) log_internal((level), (error), __VA_ARGS__)

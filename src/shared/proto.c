@@ -44,6 +44,17 @@ static void close_received(int *fds, size_t n) {
                 safe_close(fds[i]);
 }
 
+int proto_check(const void *buf, size_t len, uint32_t type, size_t size) {
+        MsgHeader hdr;
+
+        if (len != size || len < sizeof hdr)
+                return -EBADMSG;
+        memcpy(&hdr, buf, sizeof hdr);
+        if (hdr.magic != PROTO_MAGIC || hdr.type != type)
+                return -EBADMSG;
+        return 0;
+}
+
 int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds) {
         union {
                 struct cmsghdr h;
@@ -55,10 +66,9 @@ int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, si
         int fds[PROTO_FDS_MAX];
         size_t n_got = 0;
         bool too_many = false;
-        MsgHeader hdr;
         ssize_t k;
 
-        if (n_fds > PROTO_FDS_MAX || size < sizeof hdr || size > sizeof buf)
+        if (n_fds > PROTO_FDS_MAX || size < sizeof(MsgHeader) || size > sizeof buf)
                 return -EINVAL;
         do
                 k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
@@ -87,9 +97,8 @@ int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, si
                 close_received(fds, n_got);
                 return -ECONNRESET;
         }
-        memcpy(&hdr, buf, sizeof hdr);
-        if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t) k != size || hdr.magic != PROTO_MAGIC ||
-            hdr.type != type || n_got != n_fds || too_many) {
+        if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || proto_check(buf, (size_t) k, type, size) < 0 ||
+            n_got != n_fds || too_many) {
                 close_received(fds, n_got);
                 return -EBADMSG;
         }
