@@ -133,6 +133,8 @@ static int crash_open_output(Crash *c) {
         Manager *m = c->manager;
 
         if (c->storing) {
+                /* room first (systemd vacuums before and after): cheap unless the estimate says so */
+                store_vacuum(m->storage_fd, &m->config, NULL, 0, &m->store_usage);
                 c->out_fd = store_open_tmpfile(m->storage_fd);
                 if (c->out_fd < 0) {
                         log_error_errno(c->out_fd, "Crash of PID %d (%s): cannot create the output in %s, core not stored: %m",

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,15 +37,20 @@ static bool has_field(const Record *r, const char *name) {
         return record_find(r->buf, r->len, name, &f) != NULL;
 }
 
-/* "Process PID (COMM) of user UID dumped core." and, after a blank line, the stack traces. */
+/* "Process PID (COMM) of user UID dumped core." and, after a blank line, the stack traces; a
+ * crash whose core was refused or lost says so instead ("... crashed, no core: WHY."). */
 static int add_message(Record *r, const char *pid, const char *comm, const char *uid) {
         _cleanup_free_ char *m = NULL;
-        RecordField st;
+        RecordField st, err;
         bool stack = record_find(r->buf, r->len, ANALYSIS_STACK_FIELD, &st) && st.value_len > 0;
         int n;
 
-        n = asprintf(&m, "Process %s (%s) of user %s dumped core.%s%.*s", pid, comm, uid, stack ? "\n\n" : "",
-                     stack ? (int) st.value_len : 0, stack ? (const char *) st.value : "");
+        if (record_find(r->buf, r->len, "COREDUMP_PROCESSING_ERROR", &err) && !has_field(r, "COREDUMP_FILENAME"))
+                n = asprintf(&m, "Process %s (%s) of user %s crashed, no core: %.*s.", pid, comm, uid,
+                             (int) MIN(err.value_len, (size_t) INT_MAX), (const char *) err.value);
+        else
+                n = asprintf(&m, "Process %s (%s) of user %s dumped core.%s%.*s", pid, comm, uid, stack ? "\n\n" : "",
+                             stack ? (int) st.value_len : 0, stack ? (const char *) st.value : "");
         if (n < 0)
                 return -ENOMEM;
         return record_add(r, "MESSAGE", m, (size_t) n, 0);

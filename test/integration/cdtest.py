@@ -113,8 +113,10 @@ class Daemon:
     def wait_log(self, pattern, timeout=20):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if re.search(pattern, self.log_text()):
-                return
+            text = self.log_text()
+            m = re.search(pattern, text)
+            if m:  # the whole line it is in
+                return text[text.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0]
             check(self.proc.poll() is None, f"daemon exited ({self.proc.returncode}) waiting for /{pattern}/:\n{self.log_text()}")
             time.sleep(0.05)
         raise AssertionError(f"no /{pattern}/ in the daemon log within {timeout}s:\n{self.log_text()}")

@@ -103,6 +103,18 @@ static void test_finalize(void) {
         CHECK(signal_name(0, name, sizeof name) == NULL);
         CHECK(signal_name(9999, name, sizeof name) == NULL);
         record_free(&r);
+
+        /* refused before the dump: the message says there is no core, and why */
+        static const char refused[] = "Process 7 (loop) of user 0 crashed, no core: rate limit: more than 3.";
+        f = (CoreFacts) { .has_signal = 1, .signal = 11 };
+        record_add_str(&r, "COREDUMP_PID", "7");
+        record_add_str(&r, "COREDUMP_UID", "0");
+        record_add_str(&r, "COREDUMP_COMM", "loop");
+        record_add_str(&r, "COREDUMP_PROCESSING_ERROR", "rate limit: more than 3");
+        CHECK_EQ(record_finalize(&r, &f), 0);
+        CHECK(record_find(r.buf, r.len, "MESSAGE", &v) && v.value_len == strlen(refused) &&
+              memcmp(v.value, refused, v.value_len) == 0);
+        record_free(&r);
 }
 
 static void test_cgroup(void) {

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Fault injection on the real kernel: read-only storage, journald stopped or killed, workers
+killed in each phase, the manager restarted or killed with crashes queued in its backlog. For
+each: what the record says, that nothing else is lost, and that the daemon is healthy after.
+(A full disk mid-core: robustness-disk_full; journald absent: records-no_journald; a worker
+crashing, hanging or lying while streaming: sandbox-faults; 1000 crashes from 50 programs:
+limits-burst50.)"""
+import glob
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+from cdtest import (CORE_PATTERN, CRASHER, Env, Journal, check, crash, read_exports, run_cases, skip, start_crash,
+                    slow_crash_in_flight, write_file)
+
+
+def observed(d, pattern):
+    """Waits for the daemon's log line and prints it: the fault table's "observed" column."""
+    print("observed:", d.wait_log(pattern))
+
+
+def healthy(env, d):
+    """The daemon still stores the next crash (and keeps its record)."""
+    pid, rc = crash("segv")
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    deadline = time.monotonic() + 60
+    while not any(f".{pid}." in c for c in env.cores()):
+        check(time.monotonic() < deadline, f"no core for PID {pid} after the fault:\n{d.log_text()[-3000:]}")
+        time.sleep(0.05)
+    return pid
+
+
+def record_of(env, pid, timeout=30):
+    deadline = time.monotonic() + timeout
+    while True:
+        recs = [r for r in read_exports(env, "record") if r.get("COREDUMP_PID") == str(pid).encode()]
+        if recs or time.monotonic() > deadline:
+            check(len(recs) == 1, f"{len(recs)} records of PID {pid}")
+            return recs[0]
+        time.sleep(0.05)
+
+
+def case_storage_readonly():
+    """The storage directory read-only: no core and no record file can be written; the crash is
+    still released at once, its journal entry (the record) written, the log says why; once the
+    directory is writable again the next crash is stored."""
+    env = Env()
+    env.mount_tmpfs(env.store, "64M")
+    j = Journal(env)
+    d = env.start(journal=j)
+    subprocess.run(["mount", "-o", "remount,ro", env.store], check=True)
+    t0 = time.monotonic()
+    pid, rc = crash("segv")
+    check(rc == -signal.SIGSEGV and time.monotonic() - t0 < 10, f"task not released ({rc})")
+    observed(d, rf"Crash of PID {pid} \(crasher\): cannot create the output in {env.store}, core not stored: "
+               r"Read-only file system")
+    e = j.entry(pid)
+    check(e.get("COREDUMP_SIGNAL") == b"11" and "COREDUMP_FILENAME" not in e, f"journal entry of the crash: {e}")
+    observed(d, rf"Crash of PID {pid} \(crasher\): failed to keep its record in {env.store}: Read-only file system")
+    subprocess.run(["mount", "-o", "remount,rw", env.store], check=True)
+    check(env.cores() == [], f"a core on a read-only directory: {env.cores()}")
+    healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    j.stop()
+
+
+def case_journald_stopped():
+    """journald stopped (SIGSTOP): crashes are stored and released as usual (the entry is written
+    after the task is let go and never waits on journald past the socket buffer); once journald
+    runs again every entry is there."""
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    os.kill(j.proc.pid, signal.SIGSTOP)
+    try:
+        pids = []
+        for _ in range(3):
+            t0 = time.monotonic()
+            pid, rc = crash("segv")
+            check(rc == -signal.SIGSEGV and time.monotonic() - t0 < 10, f"task held while journald is stopped ({rc})")
+            pids.append(pid)
+        env.wait_cores(3)
+        for pid in pids:
+            record_of(env, pid)
+    finally:
+        os.kill(j.proc.pid, signal.SIGCONT)
+    for pid in pids:
+        check(j.entry(pid).get("COREDUMP_FILENAME"), f"entry of {pid} without its core")
+    healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    j.stop()
+
+
+def case_journald_killed():
+    """journald killed: the next crash is stored with its record beside the core; the log says the
+    entry is missing; nothing else changes."""
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    first = healthy(env, d)
+    j.entry(first)
+    j.proc.kill()
+    j.proc.wait()
+    pid = healthy(env, d)
+    observed(d, rf"Crash of PID {pid} \(crasher\): no journal entry \(.*\); its record is kept in {env.store}")
+    rec = record_of(env, pid)
+    check(rec.get("COREDUMP_FILENAME", b"").decode() in env.cores(), f"record does not name the core: {rec}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def faults_build():
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        skip("worker built without -Dworker-test-faults=true")
+
+
+def faulty_crasher(env):
+    exe = os.path.join(env.base, "crasher-fault")
+    shutil.copy(CRASHER, exe)
+    return exe
+
+
+def case_worker_killed_idle():
+    """Spare workers killed before any job: they are replaced, the next crash is stored."""
+    env = Env({"SpareWorkers": "2"})
+    d = env.start()
+    spares = d.wait_workers(2)
+    for w in spares:
+        os.kill(w, signal.SIGKILL)
+    observed(d, r"(worker|Worker).*(died|killed|exited)")
+    healthy(env, d)
+    check(not set(spares) & set(d.children()), "a killed spare is still counted")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def case_worker_dies_recording():
+    """The worker crashes after the core is stored, before the journal entry: the core and the
+    record stay (the record says the worker died), the daemon's own worker leaves no core of
+    itself (it is not dumpable), the next crash is stored."""
+    faults_build()
+    env = Env({"TimeoutSec": "5"})
+    j = Journal(env)
+    d = env.start(journal=j, environ={"COREDUMP_WORKER_FAULT": "crash@journal",
+                                      "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0"})
+    pid, rc = crash("segv", exe=faulty_crasher(env))
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    observed(d, rf"Crash of PID {pid} \(crasher-fault\): .* before writing the journal entry; its record is kept")
+    check(any(f".{pid}." in c for c in env.cores()), "the stored core was lost with the worker")
+    rec = record_of(env, pid)
+    check(rec.get("COREDUMP_FILENAME"), f"record without the core's name: {rec}")
+    time.sleep(1)
+    comms = [r.get("COREDUMP_COMM") for r in read_exports(env, "record")]
+    check(b"coredump-worker" not in comms, "the worker's own crash was dumped")
+    healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    j.stop()
+
+
+def case_worker_hangs_recording():
+    """The worker hangs writing the journal entry: killed at the deadline; core and record stay."""
+    faults_build()
+    env = Env({"TimeoutSec": "3"})
+    j = Journal(env)
+    d = env.start(journal=j, environ={"COREDUMP_WORKER_FAULT": "hang@journal"})
+    pid, rc = crash("segv", exe=faulty_crasher(env))
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    observed(d, rf"Crash of PID {pid} \(crasher-fault\): worker exceeded the per-crash deadline writing the journal entry")
+    check(any(f".{pid}." in c for c in env.cores()), "the stored core was lost with the worker")
+    record_of(env, pid)
+    healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    j.stop()
+
+
+def listening_socket(env):
+    """The listening socket as systemd's socket unit holds it: it outlives the daemon."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(env.sock)
+    os.chmod(env.sock, 0o600)
+    s.listen(128)
+    write_file(CORE_PATTERN, "@@" + env.sock)
+    return s
+
+
+def case_restart_backlog():
+    """The manager stopped (SIGTERM) with a core in flight, crashes arriving while it is down wait
+    in the socket's backlog; the next manager takes them: all stored."""
+    env = Env({"CompressLevel": "19"})
+    s = listening_socket(env)
+    d = env.start(extra=["--no-register"], listen_fd=s.fileno())
+    p = slow_crash_in_flight(24, 0.3)
+    d.proc.send_signal(signal.SIGTERM)
+    observed(d, r"stopping after 1 crash\(es\) in flight")
+    check(d.proc.wait(60) == 0, f"daemon exited with {d.proc.returncode}")
+    queued = [start_crash("segv") for _ in range(5)]
+    time.sleep(1)
+    check(all(q.poll() is None for q in queued), "a queued crash did not wait for the daemon")
+    d2 = env.start(extra=["--no-register"], listen_fd=s.fileno())
+    s.close()
+    for q in queued:
+        check(q.wait(60) == -signal.SIGSEGV, f"queued crasher ended with {q.returncode}")
+    check(p.wait(60) == -signal.SIGSEGV, "in-flight crasher")
+    cores = " ".join(env.wait_cores(6))
+    for pid in [p.pid] + [q.pid for q in queued]:
+        check(f".{pid}." in cores, f"crash {pid} lost across the restart")
+    healthy(env, d2)
+    check(d2.stop() == 0, "daemon did not stop cleanly")
+
+
+def case_manager_killed():
+    """The manager killed (SIGKILL) with a core in flight and crashes queued: its worker follows
+    it (PDEATHSIG), the task in flight is released (its core lost: nobody is left to say so but
+    the next manager's view of the store, which has no partial file); the queued ones are stored
+    by the next manager."""
+    env = Env({"CompressLevel": "19"})
+    s = listening_socket(env)
+    d = env.start(extra=["--no-register"], listen_fd=s.fileno())
+    p = slow_crash_in_flight(64, 0.5)
+    workers = d.children()
+    d.proc.kill()
+    d.proc.wait()
+    check(p.wait(30) == -signal.SIGSEGV, f"in-flight crasher ended with {p.returncode}")
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{w}") for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check(not any(os.path.exists(f"/proc/{w}") for w in workers), "workers outlived their manager")
+    queued = [start_crash("segv") for _ in range(3)]
+    time.sleep(0.5)
+    d2 = env.start(extra=["--no-register"], listen_fd=s.fileno())
+    s.close()
+    for q in queued:
+        check(q.wait(60) == -signal.SIGSEGV, f"queued crasher ended with {q.returncode}")
+    cores = " ".join(env.wait_cores(3))
+    for q in queued:
+        check(f".{q.pid}." in cores, f"queued crash {q.pid} lost")
+    check(f".{p.pid}." not in cores, "a partial core of the killed manager's crash was linked")
+    check(not glob.glob(os.path.join(env.store, ".#*")), "temporary files left")
+    healthy(env, d2)
+    check(d2.stop() == 0, "daemon did not stop cleanly")
+
+
+run_cases({n[5:]: f for n, f in globals().items() if n.startswith("case_")})
