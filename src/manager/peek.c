@@ -51,30 +51,16 @@ int peek_parse_anon_size(const char *status, uint64_t *ret) {
         return 0;
 }
 
-/* Reads dir/name into buf (NUL-terminated, cut at size - 1). */
-static ssize_t read_small(int dir, const char *name, char *buf, size_t size) {
-        _cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-        ssize_t n;
-
-        if (fd < 0)
-                return negative_errno();
-        n = loop_read(fd, buf, size - 1);
-        if (n < 0)
-                return n;
-        buf[n] = 0;
-        return n;
-}
-
 static void peek_read(int dir, CrashPeek *p) {
         char buf[MAX(PEEK_STATUS_MAX, PEEK_CGROUP_MAX)], path[PATH_MAX];
         ssize_t n = readlinkat(dir, "exe", p->exe, sizeof p->exe - 1);
 
         p->exe[MAX(n, 0)] = 0;
-        if (read_small(dir, "comm", p->comm, sizeof p->comm) > 0)
+        if (read_small_file_at(dir, "comm", p->comm, sizeof p->comm) > 0)
                 p->comm[strcspn(p->comm, "\n")] = 0;
-        if (read_small(dir, "cgroup", buf, PEEK_CGROUP_MAX) > 0 && cgroup_unified_path(buf, path, sizeof path) >= 0)
+        if (read_small_file_at(dir, "cgroup", buf, PEEK_CGROUP_MAX) > 0 && cgroup_unified_path(buf, path, sizeof path) >= 0)
                 peek_service(path, p->service, sizeof p->service);
-        if (read_small(dir, "status", buf, PEEK_STATUS_MAX) > 0)
+        if (read_small_file_at(dir, "status", buf, PEEK_STATUS_MAX) > 0)
                 p->size_valid = peek_parse_anon_size(buf, &p->size_min) >= 0;
 }
 
