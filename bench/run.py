@@ -12,7 +12,8 @@ systemd-socket-activate, no PID 1 needed) and a journald (--no-systemd leaves it
 
 Prints, per workload: median crash-to-waitpid latency of each collector and the ratio to the
 reference, CPU per crash, stored bytes; then a storm of tiny crashes, 4 in flight: crashes/s
-and p99; and the peak memory of coredumpd's manager and of one worker. Restores
+and p99 (coredumpd with the rate limit off, so every crash goes the whole way, and again with
+its default rate limit, the storm being one crash-looping program); and the peak memory of coredumpd's manager and of one worker. Restores
 kernel.core_pattern and kernel.core_pipe_limit on every exit path (and removes everything it
 created). It is not a test: it never fails on a number."""
 import argparse
@@ -94,8 +95,9 @@ class Coredumpd:
     def __init__(self, build, rundir, base):
         self.store = os.path.join(base, "store")
         self.conf = os.path.join(base, "coredump.conf")
-        with open(self.conf, "w") as f:
-            f.write(f"[Coredump]\nDirectory={self.store}\n")  # everything else: the defaults
+        # everything else: the defaults, but for the rate limit, so that every crash of the
+        # workloads and of the first storm goes the whole way (the storm is one program)
+        self.configure("RateLimitBurst=0\n")
         self.sock = os.path.join(rundir, "kernel.sock")
         self.logpath = os.path.join(base, "coredumpd.log")
         log = open(self.logpath, "w")
@@ -111,6 +113,21 @@ class Coredumpd:
                 raise RuntimeError("coredumpd did not start:\n" + open(self.logpath).read())
             time.sleep(0.05)
 
+    def configure(self, extra):
+        with open(self.conf, "w") as f:
+            f.write(f"[Coredump]\nDirectory={self.store}\n{extra}")
+
+    def reload(self, extra):
+        """Applies a new configuration (SIGHUP) and waits until the daemon says so."""
+        self.configure(extra)
+        n = open(self.logpath).read().count("Reloading configuration")
+        self.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while open(self.logpath).read().count("Reloading configuration") == n:
+            if time.monotonic() > deadline:
+                raise RuntimeError("coredumpd did not reload")
+            time.sleep(0.02)
+
     def pattern(self):
         return "@@" + self.sock
 
@@ -118,7 +135,7 @@ class Coredumpd:
         """Until the last step (journal entry, or the record without one) of each crash is
         logged: the work for them is done."""
         left, deadline = set(pids), time.monotonic() + timeout
-        done = re.compile(r"Crash of PID (\d+)\b.*(?:journal entry written|record kept|record is kept)")
+        done = re.compile(r"Crash of PID (\d+)\b.*(?:journal entry written|record kept|record is kept|counted for the summary)")
         while left and time.monotonic() < deadline:
             left -= {int(p) for p in done.findall(open(self.logpath).read())}
             time.sleep(0.02)
@@ -349,6 +366,16 @@ def main():
         if sd:
             sd.clear()
 
+    # the same storm with the default rate limit (10 cores a minute per program): after the
+    # first 10 every crash of the one looping program is refused before its dump
+    cd.reload("")
+    use(cd)
+    c0 = cpu_now(cd)
+    rate, v, pids = storm(stormer, a.storm, 4)
+    cd.wait_done(pids)
+    storms["coredumpd rate-limited"] = (rate, v, (cpu_now(cd) - c0) / a.storm)
+    clear_store(cd.store)
+
     print(f"coredump-socket benchmark: Linux {os.uname().release}, {os.cpu_count()} CPUs, {a.rounds} rounds, "
           f"interleaved; coredumpd with its defaults (zstd, backtraces on)"
           + ("; systemd-coredump " + sd_bin if sd else "; systemd-coredump not found"))
@@ -368,7 +395,7 @@ def main():
         print(line)
     print(f"storm of {a.storm} tiny crashes, 4 in flight:")
     for name, (rate, v, c) in storms.items():
-        print(f"  {name:<17} {rate:8.0f} crashes/s  p99 {p99(v):6.1f} ms  median {statistics.median(v):6.1f} ms"
+        print(f"  {name:<22} {rate:8.0f} crashes/s  p99 {p99(v):6.1f} ms  median {statistics.median(v):6.1f} ms"
               + (f"  CPU {c:.1f} ms/crash" if c is not None else ""))
     print(f"peak memory: coredumpd manager {vmhwm_kib(cd.proc.pid) / 1024:.1f} MiB, one worker "
           f"{cd.worker_peak_kib() / 1024:.1f} MiB (largest seen)")

@@ -283,6 +283,8 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         if (r >= 0)
                 return 0;
         if (c->counted_only) {
+                /* every crash ends with a line at debug level (counted: nothing more comes) */
+                log_debug("Crash of PID %d: refused, counted for the summary (%s)", (int) c->info.pid, c->no_core_why);
                 crash_free(c);
                 return 0;
         }
@@ -468,6 +470,7 @@ void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h)
          * pipe is closed (the kernel stops writing) */
         switch (policy_decide(c, &c->no_core_why)) {
         case POLICY_COUNT_ONLY:
+                log_debug("Crash of PID %d: refused, counted for the summary (%s)", (int) c->info.pid, c->no_core_why);
                 crash_free(c);
                 return;
         case POLICY_RECORD_ONLY:
