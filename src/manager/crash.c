@@ -65,6 +65,13 @@ void crash_drop(Crash *c, int level, const char *what) {
 static int crash_start_streaming(Crash *c);
 static int crash_record_only(Crash *c, const char *why);
 
+/* Refused and counted for its limit's summary: nothing more to do. Every crash ends with a line
+ * at debug level. */
+static void crash_counted(Crash *c) {
+        log_debug("Crash of PID %d: refused, counted for the summary (%s)", (int) c->info.pid, c->no_core_why);
+        crash_free(c);
+}
+
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         Crash *c = userdata;
 
@@ -283,9 +290,7 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         if (r >= 0)
                 return 0;
         if (c->counted_only) {
-                /* every crash ends with a line at debug level (counted: nothing more comes) */
-                log_debug("Crash of PID %d: refused, counted for the summary (%s)", (int) c->info.pid, c->no_core_why);
-                crash_free(c);
+                crash_counted(c);
                 return 0;
         }
         if (!c->no_core_why) {
@@ -466,20 +471,22 @@ void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h)
                 return;
         }
         /* what the socket's handshake would decide, without a protocol to say it: a refused
-         * core is read and dropped by the worker with the record, or, when only counted, the
-         * pipe is closed (the kernel stops writing) */
+         * core's pipe is closed (the kernel stops writing it; nobody reads it), the crash
+         * recorded or only counted */
         switch (policy_decide(c, &c->no_core_why)) {
         case POLICY_COUNT_ONLY:
-                log_debug("Crash of PID %d: refused, counted for the summary (%s)", (int) c->info.pid, c->no_core_why);
-                crash_free(c);
+                crash_counted(c);
                 return;
         case POLICY_RECORD_ONLY:
-                c->storing = false;
+                /* /proc while the open pipe still holds the task, then the pipe goes */
+                r = crash_collect(c);
+                if (r >= 0)
+                        r = crash_record_only(c, c->no_core_why);
                 break;
         default:
                 c->no_core_why = NULL;
+                r = crash_ready_to_stream(c);
         }
-        r = crash_ready_to_stream(c);
         if (r < 0)
                 crash_drop(c, LOG_ERR, "could not be handed to a worker");
 }

@@ -211,19 +211,23 @@ def case_pipe():
 
 def case_process_size_max():
     """Storage=none keeps no core, so a process with more anonymous memory than ProcessSizeMax=
-    is refused before its dump; the record says why. A small one is still traced."""
-    env = Env({"Storage": "none", "ProcessSizeMax": "16M"})
-    d = env.start()
-    big, _ = crash("mem", 64)
-    small, _ = crash("segv")
-    wait_quiet(env, d, 2)
-    recs = {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}
-    why = recs[str(big).encode()].get("COREDUMP_PROCESSING_ERROR", b"")
-    check(b"more than ProcessSizeMax=16777216" in why, f"big process: {why!r}")
-    check(f"Crash of PID {big} (crasher, uid 0): no core" in d.log_text(), "the big core was taken")
-    s = recs[str(small).encode()]
-    check(b"COREDUMP_PROCESSING_ERROR" not in s and b"Stack trace of thread" in s["MESSAGE"], f"small: {s}")
-    d.stop()
+    is refused before its dump (socket mode: REJECT; pipe mode: the pipe closed unread); the
+    record says why. A small one is still traced."""
+    for mode in ("socket", "pipe"):
+        env = Env({"Storage": "none", "ProcessSizeMax": "16M", "Mode": mode})
+        d = env.start()
+        big, _ = crash("mem", 64)
+        small, _ = crash("segv")
+        wait_quiet(env, d, 2)
+        recs = {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}
+        why = recs[str(big).encode()].get("COREDUMP_PROCESSING_ERROR", b"")
+        check(b"more than ProcessSizeMax=16777216" in why, f"{mode}: big process: {why!r}")
+        check(recs[str(big).encode()]["MESSAGE"].startswith(f"Process {big} (crasher) of user 0 crashed, no core: ".encode()),
+              f"{mode}: MESSAGE {recs[str(big).encode()]['MESSAGE']!r}")
+        check(f"Crash of PID {big} (crasher, uid 0): no core" in d.log_text(), f"{mode}: the big core was taken")
+        s = recs[str(small).encode()]
+        check(b"COREDUMP_PROCESSING_ERROR" not in s and b"Stack trace of thread" in s["MESSAGE"], f"{mode}: small: {s}")
+        d.stop()
 
 
 def allocated(paths):
