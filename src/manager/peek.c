@@ -8,6 +8,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "peek.h"
+#include "record-fields.h"
 
 #define KIB UINT64_C(1024)
 
@@ -62,6 +63,10 @@ static void peek_read(int dir, CrashPeek *p) {
                 peek_service(path, p->service, sizeof p->service);
         if (read_small_file_at(dir, "status", buf, PEEK_STATUS_MAX) > 0)
                 p->size_valid = peek_parse_anon_size(buf, &p->size_min) >= 0;
+        /* the process chose these: they go into log lines and summaries, so no control bytes */
+        string_sanitize(p->exe);
+        string_sanitize(p->comm);
+        string_sanitize(p->service);
 }
 
 int peek_collect(int pidfd, pid_t pid, CrashPeek *ret) {

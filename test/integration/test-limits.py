@@ -230,6 +230,24 @@ def case_process_size_max():
         d.stop()
 
 
+def case_hostile_name():
+    """A program named with a newline cannot forge log lines or summary fields through the
+    limits (its name goes into both)."""
+    env = Env({"RateLimitBurst": "1"})
+    exe = programs(env, ["evil\nForged: line"])["evil\nForged: line"]
+    d = env.start()
+    for _ in range(3):
+        p = subprocess.Popen([exe, "segv"])
+        check(p.wait(60) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    wait_quiet(env, d, 2)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    check(not any(line.startswith("Forged") for line in d.log_text().splitlines()), "a forged log line")
+    sums = summaries(env)
+    check(len(sums) == 1 and b"\n" not in sums[0]["COREDUMP_EXE"] and b"evil?Forged: line" in sums[0]["COREDUMP_EXE"],
+          f"summary: {sums}")
+    check(b"\n" not in sums[0]["MESSAGE"], f"MESSAGE: {sums[0]['MESSAGE']!r}")
+
+
 def allocated(paths):
     return sum(os.stat(p).st_blocks * 512 for p in paths)
 
