@@ -275,6 +275,31 @@ def case_vacuum_users():
     d.stop()
 
 
+def case_keep_free():
+    """The disk filled by something else, past KeepFree=: the vacuum before the store deletes the
+    oldest core, and the new core is stored (and not deleted by the vacuum after it)."""
+    env = Env({"KeepFree": "4M", "MaxUse": "1G"})
+    env.mount_tmpfs(env.store, "16M")
+    d = env.start()
+    old, _ = crash("segv")
+    env.wait_cores(1)
+    with open(os.path.join(env.store, "filler"), "wb") as f:
+        try:
+            while True:
+                f.write(b"\xff" * (1 << 16))
+                f.flush()
+        except OSError:
+            pass
+    new, _ = crash("segv")
+    print("observed:", d.wait_log(rf"Vacuumed core\.crasher\.0\..*\.{old}\."))
+    deadline = time.monotonic() + 30
+    while not any(f".{new}." in c for c in env.cores()):
+        check(time.monotonic() < deadline, f"the new core was not stored:\n{d.log_text()}")
+        time.sleep(0.05)
+    check(not any(f".{old}." in c for c in env.cores()), "the oldest core stayed")
+    d.stop()
+
+
 def case_max_age():
     """MaxAgeSec=: cores older than that go at the next store (their records stay)."""
     env = Env({"MaxAgeSec": "2s"})
