@@ -360,6 +360,17 @@ def slow_crash_in_flight(mib, wait):
     return p
 
 
+def fill(path):
+    """Writes path until its file system is full."""
+    with open(path, "wb") as f:
+        try:
+            while True:
+                f.write(b"\xff" * (1 << 16))
+                f.flush()
+        except OSError:
+            pass
+
+
 def read_exports(env, prefix):
     """Every entry of the store's PREFIX.*.export files (record, suppressed), as dicts of bytes."""
     out = []

@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 
 from cdtest import (BUILD, CRASHER, Env, Journal, check, crash, decompress, run_cases, test_user)
 

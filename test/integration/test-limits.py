@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 
-from cdtest import (CRASHER, Env, check, crash, read_exports, run_cases, slow_crash_in_flight, test_user)
+from cdtest import (CRASHER, Env, check, crash, fill, read_exports, run_cases, slow_crash_in_flight, test_user)
 
 SUPPRESSED_ID = b"44a599742dfc4659a9825d09da683686"
 
@@ -283,13 +283,7 @@ def case_keep_free():
     d = env.start()
     old, _ = crash("segv")
     env.wait_cores(1)
-    with open(os.path.join(env.store, "filler"), "wb") as f:
-        try:
-            while True:
-                f.write(b"\xff" * (1 << 16))
-                f.flush()
-        except OSError:
-            pass
+    fill(os.path.join(env.store, "filler"))
     new, _ = crash("segv")
     print("observed:", d.wait_log(rf"Vacuumed core\.crasher\.0\..*\.{old}\."))
     deadline = time.monotonic() + 30

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from cdtest import (COREDUMPD, CORE_PATTERN, CRASHER, Env, check, crash, decompress, elf_core_info, run_cases, start_crash,
-                    slow_crash_in_flight, write_file, xattrs, read_file)
+                    fill, slow_crash_in_flight, write_file, xattrs, read_file)
 
 ET_CORE = 4
 
@@ -129,16 +129,6 @@ def case_size_limit():
     info = elf_core_info(core)
     check(info["type"] == ET_CORE and info["pids"][0] == pid, f"cut core unreadable: {info}")
     d.stop()
-
-
-def fill(path):
-    with open(path, "wb") as f:
-        try:
-            while True:
-                f.write(b"\xff" * (1 << 16))
-                f.flush()
-        except OSError:
-            pass
 
 
 def case_disk_full():

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from cdtest import BUILD, Env, check, crash, run_cases, start_crash, test_user
+from cdtest import BUILD, Env, check, crash, run_cases, test_user
 
 PROBE = os.path.join(BUILD, "test", "sandbox-probe")
 MANAGER_CAPS = (1 << 19) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 6) | (1 << 8)
