@@ -48,14 +48,16 @@ int verb_vacuum(const CtlArgs *a) {
                 .max_use = a->max_use != UINT64_MAX ? a->max_use : c.max_use,
                 .keep_free = a->keep_free != UINT64_MAX ? a->keep_free : c.keep_free,
                 .max_age_usec = a->older_than_usec,
+                .max_age_cores_only = true, /* --older-than: cores; the records keep the history */
+                .records_min = VACUUM_RECORDS_MIN,
                 .now_usec = now_usec(CLOCK_REALTIME),
         };
         r = vacuum_run(fd, &l, NULL, report_deleted, (void *) a, &s);
         if (r < 0)
                 return log_error_errno(r, "Failed to vacuum %s: %m", dir);
         if (!a->quiet)
-                printf("Vacuuming done, freed %s of cores (%u deleted); %s in %u cores remain in %s.\n",
-                       format_bytes(freed, sizeof freed, s.bytes_freed), s.n_deleted,
+                printf("Vacuuming done, freed %s (%u cores, %u records deleted); %s in %u cores remain in %s.\n",
+                       format_bytes(freed, sizeof freed, s.bytes_freed), s.n_deleted, s.n_records_deleted,
                        format_bytes(left, sizeof left, s.bytes_cores), s.n_cores, dir);
         return 0;
 }

@@ -152,8 +152,12 @@ int store_write_record(int dirfd, const char *name, const Record *r, uid_t reade
 }
 
 static void report_vacuumed(const char *name, uint64_t bytes, void *userdata) {
-        log_info("Vacuumed %s (%llu bytes) to keep MaxUse=/KeepFree=/MaxAgeSec=; its record stays", name,
-                 (unsigned long long) bytes);
+        if (strncmp(name, "core.", 5) == 0)
+                log_info("Vacuumed %s (%llu bytes) to keep MaxUse=/KeepFree=/MaxAgeSec=; its record stays", name,
+                         (unsigned long long) bytes);
+        else
+                log_info("Vacuumed %s (%llu bytes): records may take a quarter of MaxUse= (at least 64 MiB), and none "
+                         "older than MaxAgeSec=", name, (unsigned long long) bytes);
 }
 
 uint64_t store_allocated(int fd, uint64_t bytes) {
@@ -169,6 +173,7 @@ void store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, 
                 .max_use = c->max_use,
                 .keep_free = c->keep_free,
                 .max_age_usec = c->max_age_usec,
+                .records_min = VACUUM_RECORDS_MIN,
                 .now_usec = now_usec(CLOCK_REALTIME),
         };
         uint64_t now = now_usec(CLOCK_MONOTONIC);

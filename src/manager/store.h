@@ -44,7 +44,8 @@ int store_link(int dirfd, int fd, const char *name, const StoreAttrs *a, uid_t r
  * readable like the core. */
 int store_write_record(int dirfd, const char *name, const Record *r, uid_t reader);
 /* Deletes the oldest cores (of the user with the most) until MaxUse= and KeepFree= hold,
- * systemd-coredump's rule; never keep (the core just stored). Records stay. */
+ * systemd-coredump's rule; never keep (the core just stored). Records outlive their cores
+ * within their share (vacuum.h). */
 #define STORE_BLOCK_SIZE 4096 /* a byte count rounded up to this when the file cannot say */
 #define STORE_RESCAN_USEC (UINT64_C(30) * 1000000) /* rescan the store at least this often */
 

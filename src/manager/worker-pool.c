@@ -168,6 +168,12 @@ static const struct {
         { WORKER_COMMITTING, on_recorded }, /* MSG_RECORDED */
 };
 
+/* The worker's end is closed (it died, or closed it): nothing is queued, the next read is EOF. */
+static bool control_closed(int fd) {
+        char b;
+        return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Worker *w = userdata;
         Crash *c;
@@ -178,7 +184,7 @@ static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userda
                         return 0;
                 }
         c = worker_detach(w);
-        worker_kill(w, "sent a message out of turn");
+        worker_kill(w, control_closed(fd) ? "closed its control socket" : "sent a message out of turn");
         if (c)
                 crash_worker_lost(c, "the worker broke the protocol");
         return 0;

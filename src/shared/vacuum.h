@@ -3,8 +3,11 @@
 
 /* Keeping the store within bounds, systemd-coredump's way: while the cores use more than MaxUse=
  * or the file system has less than KeepFree= free, delete the oldest core of the user with the
- * most cores; plus ours, cores older than a maximum age. Records (record.*.export) stay, so the
- * crash is still listed, its core "missing". Used by coredumpctl vacuum (and the daemon). */
+ * most cores; plus ours, cores older than a maximum age. Records (record.*.export,
+ * suppressed.*.export) outlive their cores, so the crash is still listed, its core "missing",
+ * but they are bounded too (a crash loop's history must not fill the disk): older than the
+ * maximum age, or past their budget of 1/VACUUM_RECORDS_SHARE of MaxUse= (at least
+ * records_min), the oldest go. Used by coredumpctl vacuum and the daemon. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,27 +19,33 @@
 #define VACUUM_KEEP_FREE_LOWER (UINT64_C(1) << 20) /* 1 MiB */
 /* A store with more files than this is vacuumed in several passes. */
 #define VACUUM_FILES_MAX 65536U
+/* Records may take this fraction (1/N) of MaxUse=, and at least VACUUM_RECORDS_MIN: a few
+ * thousand crashes' history even where MaxUse= is small. */
+#define VACUUM_RECORDS_SHARE 4U
+#define VACUUM_RECORDS_MIN (UINT64_C(64) << 20)
 
 typedef struct VacuumLimits {
         uint64_t max_use;   /* UINT64_MAX: 10% of the file system, within [1 MiB, 4 GiB] */
         uint64_t keep_free; /* UINT64_MAX: 15% of the file system, within [1 MiB, 4 GiB] */
         uint64_t max_age_usec; /* UINT64_MAX: no age limit */
+        bool max_age_cores_only; /* records older than max_age_usec stay (coredumpctl vacuum --older-than) */
+        uint64_t records_min; /* the records' budget is at least this (VACUUM_RECORDS_MIN; 0 in tests) */
         uint64_t now_usec;
 } VacuumLimits;
 
 typedef struct VacuumStats {
-        unsigned n_cores, n_records, n_deleted;
+        unsigned n_cores, n_records, n_deleted, n_records_deleted;
         uint64_t bytes_cores, bytes_records, bytes_freed;
 } VacuumStats;
 
-/* Called for each core deleted (name, bytes on disk) so the caller can say so. */
+/* Called for each core or record deleted (name, bytes on disk) so the caller can say so. */
 typedef void (*VacuumReport)(const char *name, uint64_t bytes, void *userdata);
 
 /* What the store in dirfd holds (bytes are allocated blocks, as du counts them). */
 int vacuum_usage(int dirfd, VacuumStats *ret);
 /* Whether cores using used bytes, with the file system of dirfd as it is, break the limits. */
 bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used);
-/* Deletes cores until the limits hold; never the one named keep (may be NULL). */
+/* Deletes cores (then records) until the limits hold; never the core named keep (may be NULL). */
 int vacuum_run(int dirfd, const VacuumLimits *l, const char *keep, VacuumReport report, void *userdata,
                VacuumStats *ret);
 /* The owner uid and crash time a stored core's name carries (core.COMM.UID.BOOT.PID.USEC[.ext]). */

@@ -130,7 +130,12 @@ def case_worker_killed_idle():
     spares = d.wait_workers(2)
     for w in spares:
         os.kill(w, signal.SIGKILL)
-    observed(d, r"(worker|Worker).*(died|killed|exited)")
+    deadline = time.monotonic() + 20
+    while len(set(d.children()) - set(spares)) < 2:  # replaced
+        check(time.monotonic() < deadline, f"spares not replaced:\n{d.log_text()}")
+        time.sleep(0.05)
+    for w in spares:
+        observed(d, rf"[Ww]orker {w}\b.*")
     healthy(env, d)
     check(not set(spares) & set(d.children()), "a killed spare is still counted")
     check(d.stop() == 0, "daemon did not stop cleanly")
