@@ -56,7 +56,7 @@ int verb_vacuum(const CtlArgs *a) {
         if (r < 0)
                 return log_error_errno(r, "Failed to vacuum %s: %m", dir);
         if (!a->quiet)
-                printf("Vacuuming done, freed %s (%u cores, %u records deleted); %s in %u cores remain in %s.\n",
+                printf("Vacuuming done, freed %s (cores deleted: %u, records deleted: %u); %s in %u cores remain in %s.\n",
                        format_bytes(freed, sizeof freed, s.bytes_freed), s.n_deleted, s.n_records_deleted,
                        format_bytes(left, sizeof left, s.bytes_cores), s.n_cores, dir);
         return 0;

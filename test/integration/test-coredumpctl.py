@@ -332,10 +332,10 @@ def case_vacuum():
     check(ok(coredumpctl(*C, "-q", "disk-usage"), "disk-usage").strip() == str(du), "disk-usage differs from du")
     check("4 cores; 4 records" in ok(coredumpctl(*C, "disk-usage"), "disk-usage"), "disk-usage counts")
     out = ok(coredumpctl(*C, "vacuum", "--older-than=1h", "--keep-free=0", "--max-use=1G"), "vacuum by age")
-    check("(0 deleted)" in out and len(env.cores()) == 4, f"vacuum deleted young cores:\n{out}")
+    check("(cores deleted: 0, records deleted: 0)" in out and len(env.cores()) == 4, f"vacuum deleted young cores:\n{out}")
     core_bytes = sum(os.stat(c).st_blocks * 512 for c in env.cores())
     out = ok(coredumpctl(*C, "vacuum", f"--max-use={core_bytes - 1}", "--keep-free=0"), "vacuum by size")
-    check("(1 deleted)" in out and not os.path.exists(os.path.join(env.store, "x")), f"vacuum:\n{out}")
+    check("(cores deleted: 1, records deleted: 0)" in out and not os.path.exists(os.path.join(env.store, "x")), f"vacuum:\n{out}")
     states = {e["pid"]: e["corefile"] for e in json.loads(ok(coredumpctl(*C, "--json=short", "list"), "list"))}
     check(states == {root_pids[0]: "missing", root_pids[1]: "present", root_pids[2]: "present", upid: "present"},
           f"after vacuum: {states}")
