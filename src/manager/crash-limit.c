@@ -61,19 +61,20 @@ static void bucket_forget(LimitBucket *b) {
         *b = (LimitBucket) {};
 }
 
-/* Frees a slot when all are used: the window that started first goes. */
-static LimitBucket *bucket_evict(CrashLimits *l) {
-        LimitBucket *oldest = &l->buckets[0];
+/* Frees a slot when all are used: the window that started first goes (never protect, the
+ * other bucket the same crash counts against). */
+static LimitBucket *bucket_evict(CrashLimits *l, const LimitBucket *protect) {
+        LimitBucket *oldest = NULL;
 
-        for (unsigned i = 1; i < l->n; i++)
-                if (l->buckets[i].begin_usec < oldest->begin_usec)
+        for (unsigned i = 0; i < l->n; i++)
+                if (&l->buckets[i] != protect && (!oldest || l->buckets[i].begin_usec < oldest->begin_usec))
                         oldest = &l->buckets[i];
         bucket_flush(l, oldest);
         bucket_forget(oldest);
         return oldest;
 }
 
-static LimitBucket *bucket_get(CrashLimits *l, LimitKind kind, const char *key) {
+static LimitBucket *bucket_get(CrashLimits *l, LimitKind kind, const char *key, const LimitBucket *protect) {
         uint64_t h = key_hash(kind, key);
         LimitBucket *b;
         char *copy;
@@ -86,7 +87,7 @@ static LimitBucket *bucket_get(CrashLimits *l, LimitKind kind, const char *key) 
         copy = strdup(key);
         if (!copy)
                 return NULL;
-        b = l->n < LIMIT_KEYS_MAX ? &l->buckets[l->n++] : bucket_evict(l);
+        b = l->n < LIMIT_KEYS_MAX ? &l->buckets[l->n++] : bucket_evict(l, protect);
         *b = (LimitBucket) { .kind = kind, .key = copy, .hash = h };
         return b;
 }
@@ -118,13 +119,9 @@ LimitVerdict limits_check(CrashLimits *l, uint64_t interval_usec, unsigned burst
         /* without memory for the books, a crash is taken rather than lost */
         if (interval_usec == 0 || burst == 0 || limits_alloc(l) < 0)
                 return LIMIT_TAKE;
-        if (is_set(c->exe))
-                ret->exe = bucket_get(l, LIMIT_EXE, c->exe);
-        if (is_set(c->unit))
-                ret->unit = bucket_get(l, LIMIT_UNIT, c->unit);
-        if (ret->exe)
+        if (is_set(c->exe) && (ret->exe = bucket_get(l, LIMIT_EXE, c->exe, NULL)))
                 bucket_roll(l, ret->exe, interval_usec, now);
-        if (ret->unit)
+        if (is_set(c->unit) && (ret->unit = bucket_get(l, LIMIT_UNIT, c->unit, ret->exe)))
                 bucket_roll(l, ret->unit, interval_usec, now);
         if (ret->exe && ret->exe->n_taken >= burst)
                 return suppress(ret->exe, c, ret);

@@ -46,7 +46,9 @@ int suppress_record(const LimitBucket *b, const Manager *m, Record *ret) {
         e = e ?: record_add_str(&r, "PRIORITY", SUPPRESS_PRIORITY);
         e = e ?: record_addf(&r, "MESSAGE", "%u crash%s not dumped in %llu s: %s. The last: PID %d (%s) of user %u.",
                              b->n_suppressed, b->n_suppressed == 1 ? "" : "es",
-                             (unsigned long long) ((b->last_realtime - b->first_realtime) / USEC_PER_SEC), why,
+                             (unsigned long long) (b->last_realtime > b->first_realtime /* clock set back */
+                                                           ? (b->last_realtime - b->first_realtime) / USEC_PER_SEC : 0),
+                             why,
                              (int) b->last_pid, b->last_comm[0] ? b->last_comm : "n/a", (unsigned) b->last_uid);
         e = e ?: record_addf(&r, "COREDUMP_SUPPRESSED", "%u", b->n_suppressed);
         e = e ?: record_add_str(&r, "COREDUMP_SUPPRESSED_REASON", reason(b));

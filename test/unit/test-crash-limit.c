@@ -158,6 +158,11 @@ static void test_table_full(void) {
         /* the evicted window's suppressed crash was not lost */
         CHECK_EQ(f.calls, 1);
         CHECK_STREQ(f.key, "/bin/first");
+        /* a new program in a new service on a full table: two buckets, each counted once (the
+         * service's must not take the program's fresh slot) */
+        for (pid_t p = 1; p <= BURST; p++)
+                CHECK_EQ(crash_at(&l, "/bin/fresh", "fresh.service", 5000 + p, 10 * SEC), LIMIT_TAKE);
+        CHECK_EQ(crash_at(&l, "/bin/fresh", "fresh.service", 6000, 10 * SEC), LIMIT_SUPPRESS_FIRST);
         limits_done(&l);
 }
 
