@@ -9,7 +9,6 @@
 #include "kernel-abi.h"
 #include "list.h"
 #include "meta.h"
-#include "peek.h"
 #include "pidfd-util.h"
 #include "proto.h"
 
@@ -49,7 +48,6 @@ typedef struct Crash {
         bool collected;          /* metadata and base record taken */
         const char *no_core_why; /* set when only a record will come of this crash */
         char why_buf[PATH_MAX + 256]; /* no_core_why when it is made up */
-        CrashPeek peek;          /* what the limits were decided on */
         bool core_counted;       /* counts in Manager.n_cores */
         bool counted_only;       /* suppressed: counted for a summary, nothing else to do */
         uint8_t req_buf[COREDUMP_REQ_SIZE_MAX];

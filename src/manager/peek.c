@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,7 +51,7 @@ int peek_parse_anon_size(const char *status, uint64_t *ret) {
         return 0;
 }
 
-static void peek_read(int dir, CrashPeek *p) {
+static void peek_read(int dir, bool want_size, CrashPeek *p) {
         char buf[MAX(PEEK_STATUS_MAX, PEEK_CGROUP_MAX)], path[PATH_MAX];
         ssize_t n = readlinkat(dir, "exe", p->exe, sizeof p->exe - 1);
 
@@ -61,7 +60,7 @@ static void peek_read(int dir, CrashPeek *p) {
                 p->comm[strcspn(p->comm, "\n")] = 0;
         if (read_small_file_at(dir, "cgroup", buf, PEEK_CGROUP_MAX) > 0 && cgroup_unified_path(buf, path, sizeof path) >= 0)
                 peek_service(path, p->service, sizeof p->service);
-        if (read_small_file_at(dir, "status", buf, PEEK_STATUS_MAX) > 0)
+        if (want_size && read_small_file_at(dir, "status", buf, PEEK_STATUS_MAX) > 0)
                 p->size_valid = peek_parse_anon_size(buf, &p->size_min) >= 0;
         /* the process chose these: they go into log lines and summaries, so no control bytes */
         string_sanitize(p->exe);
@@ -69,7 +68,7 @@ static void peek_read(int dir, CrashPeek *p) {
         string_sanitize(p->service);
 }
 
-int peek_collect(int pidfd, pid_t pid, CrashPeek *ret) {
+int peek_collect(int pidfd, pid_t pid, bool want_size, CrashPeek *ret) {
         _cleanup_close_ int dir = -EBADF;
         char path[32];
         pid_t again;
@@ -82,7 +81,7 @@ int peek_collect(int pidfd, pid_t pid, CrashPeek *ret) {
                 return negative_errno();
         if (pidfd >= 0 && (r = pidfd_check_alive(pidfd)) < 0)
                 return r;
-        peek_read(dir, ret);
+        peek_read(dir, want_size, ret);
         if (pidfd >= 0) {
                 r = pidfd_get_pid(pidfd, &again);
                 if (r < 0 || again != pid || pidfd_check_alive(pidfd) < 0) {
@@ -90,6 +89,5 @@ int peek_collect(int pidfd, pid_t pid, CrashPeek *ret) {
                         return r < 0 ? r : -ESRCH;
                 }
         }
-        ret->valid = true;
         return 0;
 }

@@ -19,7 +19,6 @@
 #define PEEK_CGROUP_MAX 4096U
 
 typedef struct CrashPeek {
-        bool valid;
         char exe[PATH_MAX];
         char comm[COMM_MAX];
         char service[UNIT_NAME_MAX + 16]; /* "foo.service", or "user@UID/foo.service"; "" if none */
@@ -28,8 +27,9 @@ typedef struct CrashPeek {
 } CrashPeek;
 
 /* pidfd may be -EBADF (pipe mode on an old kernel): then the result is only as good as the
- * kernel's PID argument, and is only used for rate limiting. */
-int peek_collect(int pidfd, pid_t pid, CrashPeek *ret);
+ * kernel's PID argument, and is only used for rate limiting. want_size: read the status file
+ * too (size_min); on failure *ret says nothing (all empty). */
+int peek_collect(int pidfd, pid_t pid, bool want_size, CrashPeek *ret);
 /* Pure: RssAnon + VmSwap of a /proc/PID/status text, in bytes. */
 int peek_parse_anon_size(const char *status, uint64_t *ret);
 /* Pure: the service a unified cgroup path belongs to, as CrashPeek.service has it. */

@@ -8,6 +8,11 @@
 #include "policy.h"
 #include "time-util.h"
 
+/* Whether the storage could leave a core of some size unused (then the process's size is read). */
+static bool storage_may_refuse(const Config *c) {
+        return c->storage != STORAGE_EXTERNAL || c->external_size_max == 0;
+}
+
 /* Whether no part of the work would use a core of at least size bytes. */
 static bool core_useless(const Config *c, uint64_t size) {
         if (size <= c->process_size_max)
@@ -25,7 +30,9 @@ static bool core_useless(const Config *c, uint64_t size) {
 static PolicyVerdict suppressed(Crash *c, LimitVerdict v, const LimitBucket *hit, const char **why) {
         const Config *cfg = &c->manager->config;
 
-        policy_schedule_summaries(c->manager);
+        /* only a window's first refusal gives it a summary to write: the timer may need to move */
+        if (v == LIMIT_SUPPRESS_FIRST)
+                policy_schedule_summaries(c->manager);
         if (!hit || hit->kind == LIMIT_CAP)
                 snprintf(c->why_buf, sizeof c->why_buf, "MaxParallel=%u cores were already in flight; core not dumped, "
                          "further such crashes are counted in a summary", cfg->max_parallel);
@@ -42,6 +49,7 @@ PolicyVerdict policy_decide(Crash *c, const char **why) {
         Manager *m = c->manager;
         const Config *cfg = &m->config;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
+        CrashPeek peek = {};
         LimitTicket t;
         LimitCrash lc;
         LimitVerdict v;
@@ -51,17 +59,17 @@ PolicyVerdict policy_decide(Crash *c, const char **why) {
                 return POLICY_RECORD_ONLY;
         }
         if (!c->info.reaped)
-                (void) peek_collect(c->pidfd, c->info.pid, &c->peek);
-        lc = (LimitCrash) { .exe = c->peek.exe, .unit = c->peek.service, .comm = c->peek.comm,
+                (void) peek_collect(c->pidfd, c->info.pid, storage_may_refuse(cfg), &peek);
+        lc = (LimitCrash) { .exe = peek.exe, .unit = peek.service, .comm = peek.comm,
                             .pid = c->info.pid, .uid = c->info.ruid, .realtime = c->timestamp_usec };
         v = limits_check(&m->limits, cfg->rate_limit_interval_usec, cfg->rate_limit_burst, &lc, now, &t);
         if (v != LIMIT_TAKE)
                 return suppressed(c, v, t.hit, why);
-        if (c->peek.size_valid && core_useless(cfg, c->peek.size_min)) {
+        if (peek.size_valid && core_useless(cfg, peek.size_min)) {
                 snprintf(c->why_buf, sizeof c->why_buf,
                          "the process has %llu bytes of anonymous memory, more than ProcessSizeMax=%llu, and Storage=%s "
                          "would not keep such a core",
-                         (unsigned long long) c->peek.size_min, (unsigned long long) cfg->process_size_max,
+                         (unsigned long long) peek.size_min, (unsigned long long) cfg->process_size_max,
                          storage_to_string(cfg->storage));
                 *why = c->why_buf;
                 return POLICY_RECORD_ONLY;

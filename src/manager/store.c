@@ -156,8 +156,9 @@ static void report_vacuumed(const char *name, uint64_t bytes, void *userdata) {
                 log_info("Vacuumed %s (%llu bytes) to keep MaxUse=/KeepFree=/MaxAgeSec=; its record stays", name,
                          (unsigned long long) bytes);
         else
-                log_info("Vacuumed %s (%llu bytes): records may take a quarter of MaxUse= (at least 64 MiB), and none "
-                         "older than MaxAgeSec=", name, (unsigned long long) bytes);
+                log_info("Vacuumed %s (%llu bytes): records may take 1/%u of MaxUse= (at least %llu MiB), and none "
+                         "older than MaxAgeSec=", name, (unsigned long long) bytes, VACUUM_RECORDS_SHARE,
+                         (unsigned long long) (VACUUM_RECORDS_MIN >> 20));
 }
 
 uint64_t store_allocated(int fd, uint64_t bytes) {

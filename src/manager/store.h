@@ -47,7 +47,7 @@ int store_write_record(int dirfd, const char *name, const Record *r, uid_t reade
  * systemd-coredump's rule; never keep (the core just stored). Records outlive their cores
  * within their share (vacuum.h). */
 #define STORE_BLOCK_SIZE 4096 /* a byte count rounded up to this when the file cannot say */
-#define STORE_RESCAN_USEC (UINT64_C(30) * 1000000) /* rescan the store at least this often */
+#define STORE_RESCAN_USEC (30 * USEC_PER_SEC) /* rescan the store at least this often */
 
 /* What the manager knows of the store's size between scans. */
 typedef struct StoreUsage {

@@ -158,45 +158,33 @@ static int parse_max_parallel(Config *c, const char *v) {
         return r;
 }
 
-static int parse_timeout(Config *c, const char *v) {
+/* A time span within [min, max]: -ERANGE outside ("infinity" is outside unless max is it). */
+static int parse_sec_range(const char *v, uint64_t min, uint64_t max, uint64_t *ret) {
         uint64_t u;
         int r = parse_sec(v, &u);
 
         if (r < 0)
                 return r;
-        if (u < CRASH_TIMEOUT_MIN_USEC || u > CRASH_TIMEOUT_MAX_USEC)
+        if (u < min || u > max)
                 return -ERANGE;
-        c->timeout_usec = u;
+        *ret = u;
         return 0;
+}
+
+static int parse_timeout(Config *c, const char *v) {
+        return parse_sec_range(v, CRASH_TIMEOUT_MIN_USEC, CRASH_TIMEOUT_MAX_USEC, &c->timeout_usec);
 }
 
 static int parse_max_age(Config *c, const char *v) {
-        uint64_t u;
-        int r;
-
-        r = parse_sec(v, &u);
-        if (r < 0)
-                return r;
-        if (u == USEC_INFINITY) {
+        if (strcmp(v, "infinity") == 0) {
                 c->max_age_usec = UINT64_MAX;
                 return 0;
         }
-        if (u == 0 || u > MAX_AGE_MAX_USEC)
-                return -ERANGE;
-        c->max_age_usec = u;
-        return 0;
+        return parse_sec_range(v, 1, MAX_AGE_MAX_USEC, &c->max_age_usec);
 }
 
 static int parse_rate_limit_interval(Config *c, const char *v) {
-        uint64_t u;
-        int r = parse_sec(v, &u);
-
-        if (r < 0)
-                return r;
-        if (u > RATE_LIMIT_INTERVAL_MAX_USEC)
-                return -ERANGE;
-        c->rate_limit_interval_usec = u;
-        return 0;
+        return parse_sec_range(v, 0, RATE_LIMIT_INTERVAL_MAX_USEC, &c->rate_limit_interval_usec);
 }
 
 static int parse_rate_limit_burst(Config *c, const char *v) {

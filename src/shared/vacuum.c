@@ -13,6 +13,7 @@
 #include "vacuum.h"
 
 #define NAME_FIELDS_MAX 8U
+#define NAME_COPY_MAX 256U /* longer names are not ours */
 
 typedef struct StoredCore {
         char *name;
@@ -21,16 +22,25 @@ typedef struct StoredCore {
         bool record; /* record.*.export or suppressed.*.export, not a core */
 } StoredCore;
 
-int vacuum_parse_name(const char *name, uid_t *ret_uid, uint64_t *ret_usec) {
-        char copy[256], *field[NAME_FIELDS_MAX], *save = NULL;
+/* Splits copy (modified) at dots into at most NAME_FIELDS_MAX fields; returns how many. */
+static size_t split_name(char *copy, char *field[NAME_FIELDS_MAX]) {
+        char *save = NULL;
         size_t n = 0;
+
+        for (char *t = strtok_r(copy, ".", &save); t && n < NAME_FIELDS_MAX; t = strtok_r(NULL, ".", &save))
+                field[n++] = t;
+        return n;
+}
+
+int vacuum_parse_name(const char *name, uid_t *ret_uid, uint64_t *ret_usec) {
+        char copy[NAME_COPY_MAX], *field[NAME_FIELDS_MAX];
+        size_t n;
         uint64_t uid;
 
         if (strncmp(name, "core.", 5) != 0 || strlen(name) >= sizeof copy)
                 return -EINVAL;
         snprintf(copy, sizeof copy, "%s", name);
-        for (char *t = strtok_r(copy, ".", &save); t && n < NAME_FIELDS_MAX; t = strtok_r(NULL, ".", &save))
-                field[n++] = t;
+        n = split_name(copy, field);
         /* core COMM UID BOOT PID USEC [ext] */
         if (n < 6 || parse_uint64(field[2], &uid) < 0 || uid >= UINT32_MAX || parse_uint64(field[5], ret_usec) < 0)
                 return -EINVAL;
@@ -41,8 +51,7 @@ int vacuum_parse_name(const char *name, uid_t *ret_uid, uint64_t *ret_usec) {
 /* The crash time of a record: record.COMM.UID.BOOT.PID.USEC.export (as its core's name) or
  * suppressed.BOOT.USEC.HASH.export. */
 static int record_usec(const char *name, uint64_t *ret) {
-        char copy[256], *field[NAME_FIELDS_MAX], *save = NULL;
-        size_t n = 0;
+        char copy[NAME_COPY_MAX], *field[NAME_FIELDS_MAX];
         uid_t uid;
 
         if (strncmp(name, "record.", 7) == 0) {
@@ -53,9 +62,7 @@ static int record_usec(const char *name, uint64_t *ret) {
         if (strlen(name) >= sizeof copy)
                 return -EINVAL;
         snprintf(copy, sizeof copy, "%s", name);
-        for (char *t = strtok_r(copy, ".", &save); t && n < NAME_FIELDS_MAX; t = strtok_r(NULL, ".", &save))
-                field[n++] = t;
-        return n == 5 ? parse_uint64(field[2], ret) : -EINVAL;
+        return split_name(copy, field) == 5 ? parse_uint64(field[2], ret) : -EINVAL;
 }
 
 static bool is_core(const struct dirent *de) {
