@@ -81,23 +81,40 @@ static int walk_dirs(const char *dir) {
         return TAKE_FD(fd);
 }
 
-int socket_path_check(const char *path) {
-        char copy[SOCKET_PATH_MAX];
-        _cleanup_close_ int fd = -EBADF;
-
+static int socket_path_valid(const char *path) {
         if (path[0] != '/' || strlen(path) >= SOCKET_PATH_MAX || strchr(path, ' '))
                 return log_error_errno(-EINVAL, "Socket path '%s' must be absolute, without spaces, shorter than %zu bytes",
                                        path, SOCKET_PATH_MAX);
+        return 0;
+}
+
+int socket_path_check(const char *path) {
+        char copy[SOCKET_PATH_MAX];
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        r = socket_path_valid(path);
+        if (r < 0)
+                return r;
         snprintf(copy, sizeof copy, "%s", path);
         fd = walk_dirs(dirname(copy));
         return fd < 0 ? fd : 0;
 }
 
+/* The socket's own directory is made here if missing (after a boot /run is empty; under
+ * systemd the socket unit makes it): beneath its parent, reached without symlinks like every
+ * other component, then checked like them and for its mode. */
 static int ensure_socket_dir(const char *dir) {
-        _cleanup_close_ int fd = -EBADF;
+        char parent[SOCKET_PATH_MAX], name[SOCKET_PATH_MAX];
+        _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
         struct stat st;
 
-        if (mkdir(dir, SOCKET_DIR_MODE) < 0 && errno != EEXIST)
+        snprintf(parent, sizeof parent, "%s", dir);
+        snprintf(name, sizeof name, "%s", dir);
+        pfd = walk_dirs(dirname(parent));
+        if (pfd < 0)
+                return pfd;
+        if (mkdirat(pfd, basename(name), SOCKET_DIR_MODE) < 0 && errno != EEXIST)
                 return log_error_errno(negative_errno(), "Failed to create %s: %m", dir);
         fd = walk_dirs(dir);
         if (fd < 0)
@@ -118,7 +135,7 @@ int listen_bind(const char *path) {
         mode_t old;
         int r;
 
-        r = socket_path_check(path);
+        r = socket_path_valid(path);
         if (r < 0)
                 return r;
         snprintf(copy, sizeof copy, "%s", path);
