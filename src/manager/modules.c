@@ -131,33 +131,73 @@ static int open_beneath(int root, const char *path) {
         return fd < 0 ? negative_errno() : fd;
 }
 
+typedef struct ModulesWalk {
+        int root;
+        char last_failed[MODULE_PATH_MAX];  /* a file's other mappings follow its first */
+        char last_omitted[MODULE_PATH_MAX]; /* likewise: one run of lines, one file */
+} ModulesWalk;
+
+static void module_add(ModuleSet *s, ModulesWalk *w, const char *path) {
+        int fd;
+
+        if (seen(s, path) || strcmp(path, w->last_failed) == 0)
+                return;
+        if (s->n >= MODULES_MAX) {
+                if (strcmp(path, w->last_omitted) != 0)
+                        s->omitted++;
+                snprintf(w->last_omitted, sizeof w->last_omitted, "%s", path);
+                return;
+        }
+        fd = open_beneath(w->root, path);
+        if (fd < 0) {
+                log_debug_errno(fd, "Module %s of the crashed process not opened: %m", path);
+                snprintf(w->last_failed, sizeof w->last_failed, "%s", path);
+                return;
+        }
+        s->fds[s->n] = fd;
+        snprintf(s->entries[s->n].path, sizeof s->entries[s->n].path, "%s", path);
+        s->n++;
+}
+
+/* The file of the maps line [p, eol), if any, to the set. */
+static void module_line(ModuleSet *s, ModulesWalk *w, const char *p, const char *eol) {
+        char path[MODULE_PATH_MAX];
+
+        if (modules_maps_path(p, (size_t) (eol - p), path, sizeof path) >= 0)
+                module_add(s, w, path);
+}
+
 int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret) {
-        _cleanup_close_ int root = openat(procdir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        const char *p = maps, *end = maps + len;
-        char last_failed[MODULE_PATH_MAX] = "";
+        ModulesWalk w = { .root = openat(procdir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC) };
+        const char *end = maps + len;
+        char exe[MODULE_PATH_MAX];
+        ssize_t n;
 
         ret->n = 0;
-        if (root < 0)
+        ret->omitted = 0;
+        if (w.root < 0)
                 return log_debug_errno(negative_errno(), "No root of the crashed process for its modules: %m");
-        while (p < end && ret->n < MODULES_MAX) {
-                const char *eol = memchr(p, '\n', (size_t) (end - p)) ?: end;
-                char path[MODULE_PATH_MAX];
-                int fd;
-
-                if (modules_maps_path(p, (size_t) (eol - p), path, sizeof path) >= 0 && !seen(ret, path) &&
-                    strcmp(path, last_failed) != 0) {
-                        fd = open_beneath(root, path);
-                        if (fd >= 0) {
-                                ret->fds[ret->n] = fd;
-                                memcpy(ret->entries[ret->n].path, path, sizeof path);
-                                ret->n++;
-                        } else {
-                                log_debug_errno(fd, "Module %s of the crashed process not opened: %m", path);
-                                memcpy(last_failed, path, sizeof path); /* its other mappings follow */
-                        }
-                }
-                p = eol + 1;
+        /* Past MODULES_MAX, which files the traces get matters: the executable first, then the
+         * rest from the highest address down. mmap() hands out addresses top-down, so that is
+         * the order they were mapped in: ld.so and the libraries linked at start (libc, the
+         * language runtime) before the ones dlopen()ed later, which are the ones left out. */
+        n = readlinkat(procdir, "exe", exe, sizeof exe - 1);
+        if (n > 0) {
+                exe[n] = 0;
+                if (exe[0] == '/' && !strstr(exe, DELETED_SUFFIX))
+                        module_add(ret, &w, exe);
         }
+        while (end > maps) {
+                const char *eol = end, *p;
+
+                if (eol[-1] == '\n')
+                        eol--;
+                p = memrchr(maps, '\n', (size_t) (eol - maps));
+                p = p ? p + 1 : maps;
+                module_line(ret, &w, p, eol);
+                end = p;
+        }
+        safe_close(w.root);
         return (int) ret->n;
 }
 

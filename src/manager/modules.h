@@ -11,14 +11,20 @@
 
 #include "proto.h"
 
+/* At most MODULES_MAX files (proto.h) are handed to a worker: the executable, then the others
+ * in the order they were mapped (ld.so and the libraries linked at start before dlopen()ed
+ * ones). The rest are counted and left out of the stack traces (COREDUMP_MODULES_OMITTED=);
+ * the core is stored all the same. */
 typedef struct ModuleSet {
         size_t n;
+        unsigned omitted; /* distinct mapped files past MODULES_MAX, not opened */
         int fds[MODULES_MAX];
         ModuleEntry entries[MODULES_MAX];
 } ModuleSet;
 
 /* Opens the files maps (the text of /proc/PID/maps) names, beneath the task's root, given the
- * task's verified /proc directory. Returns how many were opened. */
+ * task's verified /proc directory. Returns how many were opened; ret->omitted counts the files
+ * left out past MODULES_MAX. */
 int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret);
 void modules_close(ModuleSet *s);
 /* Pure: the path of a maps line's file, if it maps a file worth opening ("/..." not deleted). */

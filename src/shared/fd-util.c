@@ -59,28 +59,23 @@ ssize_t read_small_file_at(int dirfd, const char *path, char *buf, size_t size) 
         return n;
 }
 
-static int cmp_int(const void *a, const void *b) {
-        int x = *(const int *) a, y = *(const int *) b;
-        return (x > y) - (x < y);
+/* The smallest fd in keep[] above lo, or -1: keep[] is the caller's, unsorted and of any length,
+ * and nothing is allocated (the worker calls this before its sandbox). */
+static int next_kept(const int *keep, size_t n_keep, unsigned lo) {
+        int best = -1;
+
+        for (size_t i = 0; i < n_keep; i++)
+                if (keep[i] >= 0 && (unsigned) keep[i] >= lo && (best < 0 || keep[i] < best))
+                        best = keep[i];
+        return best;
 }
 
 int close_all_fds_except(const int *keep, size_t n_keep) {
-        int sorted[16];
         unsigned lo = 3;
 
-        if (n_keep > ELEMENTSOF(sorted))
-                return -E2BIG;
-        for (size_t i = 0; i < n_keep; i++)
-                sorted[i] = keep[i];
-        qsort(sorted, n_keep, sizeof(int), cmp_int);
-
-        for (size_t i = 0; i < n_keep; i++) {
-                if (sorted[i] < (int) lo)
-                        continue;
-                if ((unsigned) sorted[i] > lo && syscall(SYS_close_range, lo, (unsigned) sorted[i] - 1, 0) < 0)
+        for (int k; (k = next_kept(keep, n_keep, lo)) >= 0; lo = (unsigned) k + 1)
+                if ((unsigned) k > lo && syscall(SYS_close_range, lo, (unsigned) k - 1, 0) < 0)
                         return negative_errno();
-                lo = (unsigned) sorted[i] + 1;
-        }
         if (syscall(SYS_close_range, lo, ~0U, 0) < 0)
                 return negative_errno();
         return 0;

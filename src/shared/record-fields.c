@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "parse-util.h"
+#include "proto.h"
 #include "record-fields.h"
 
 const char *signal_name(int sig, char *buf, size_t size) {
@@ -37,20 +38,34 @@ static bool has_field(const Record *r, const char *name) {
         return record_find(r->buf, r->len, name, &f) != NULL;
 }
 
+/* "" or, when the manager handed the worker only the first MODULES_MAX mapped files, how many
+ * more the traces could not use. */
+static const char *omitted_note(const Record *r, char *buf, size_t size) {
+        char n[32];
+
+        if (!field_str(r, "COREDUMP_MODULES_OMITTED", n, sizeof n, NULL))
+                return "";
+        snprintf(buf, size, "\n\n%s more mapped files were left out of the stack traces (at most %u are used).", n,
+                 MODULES_MAX);
+        return buf;
+}
+
 /* "Process PID (COMM) of user UID dumped core." and, after a blank line, the stack traces; a
  * crash whose core was refused or lost says so instead ("... crashed, no core: WHY."). */
 static int add_message(Record *r, const char *pid, const char *comm, const char *uid) {
         _cleanup_free_ char *m = NULL;
         RecordField st, err;
         bool stack = record_find(r->buf, r->len, ANALYSIS_STACK_FIELD, &st) && st.value_len > 0;
+        char note[128];
         int n;
 
         if (record_find(r->buf, r->len, "COREDUMP_PROCESSING_ERROR", &err) && !has_field(r, "COREDUMP_FILENAME"))
                 n = asprintf(&m, "Process %s (%s) of user %s crashed, no core: %.*s.", pid, comm, uid,
                              (int) MIN(err.value_len, (size_t) INT_MAX), (const char *) err.value);
         else
-                n = asprintf(&m, "Process %s (%s) of user %s dumped core.%s%.*s", pid, comm, uid, stack ? "\n\n" : "",
-                             stack ? (int) st.value_len : 0, stack ? (const char *) st.value : "");
+                n = asprintf(&m, "Process %s (%s) of user %s dumped core.%s%.*s%s", pid, comm, uid, stack ? "\n\n" : "",
+                             stack ? (int) st.value_len : 0, stack ? (const char *) st.value : "",
+                             omitted_note(r, note, sizeof note));
         if (n < 0)
                 return -ENOMEM;
         return record_add(r, "MESSAGE", m, (size_t) n, 0);
@@ -77,6 +92,8 @@ int record_finalize(Record *r, const CoreFacts *f) {
                 ret = ret ?: record_add_str(r, "COREDUMP_COMM", f->comm);
         if (f->filename[0])
                 ret = ret ?: record_add_str(r, "COREDUMP_FILENAME", f->filename);
+        else if (f->processing_error[0] && !has_field(r, "COREDUMP_PROCESSING_ERROR"))
+                ret = ret ?: record_add_str(r, "COREDUMP_PROCESSING_ERROR", f->processing_error);
         if (f->truncated)
                 ret = ret ?: record_add_str(r, "COREDUMP_TRUNCATED", "1");
 

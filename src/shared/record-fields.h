@@ -15,6 +15,7 @@
 /* ours: the summary of crashes whose cores a limit refused (see crash-limit.h) */
 #define MESSAGE_COREDUMP_SUPPRESSED_STR "44a599742dfc4659a9825d09da683686"
 #define THREAD_NAME_MAX 64
+#define PROCESSING_ERROR_MAX 256
 
 /* What the core told (checked by the manager) and what the manager did with it. Fixed size:
  * travels in the COMMIT message. */
@@ -27,10 +28,12 @@ typedef struct CoreFacts {
         char comm[17];                       /* NT_PRPSINFO pr_fname, printable */
         char thread_name[THREAD_NAME_MAX];   /* from /proc at crash time */
         char filename[PATH_MAX];             /* "" if not stored */
+        char processing_error[PROCESSING_ERROR_MAX]; /* why not, when it went wrong after the job */
 } CoreFacts;
 
-/* Appends the final fields (signal and its name, code, TID, thread name, file name,
- * truncation, MESSAGE_ID, PRIORITY, MESSAGE) to r, whose base fields came from the manager. */
+/* Appends the final fields (signal and its name, code, TID, thread name, file name, why there
+ * is no file, truncation, MESSAGE_ID, PRIORITY, MESSAGE) to r, whose base fields came from the
+ * manager. */
 int record_finalize(Record *r, const CoreFacts *f);
 /* The analysis fields a worker may add: the stack trace text (appended to MESSAGE by
  * record_finalize) and the package fields. */

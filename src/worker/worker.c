@@ -215,6 +215,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         commit.facts.filename[sizeof commit.facts.filename - 1] = 0;
         commit.facts.thread_name[sizeof commit.facts.thread_name - 1] = 0;
         commit.facts.comm[sizeof commit.facts.comm - 1] = 0;
+        commit.facts.processing_error[sizeof commit.facts.processing_error - 1] = 0;
         maybe_misbehave(&rec, "journal");
         recorded.error = write_entry(&rec, &commit.facts, journal_fd, journal_fit);
         return proto_send(WORKER_CONTROL_FD, &recorded, sizeof recorded, NULL, 0);
