@@ -139,6 +139,8 @@ static int crash_collect(Crash *c) {
 static int crash_open_output(Crash *c) {
         Manager *m = c->manager;
 
+        /* a second try (crash_record_only after a failure) starts afresh */
+        c->out_fd = safe_close(c->out_fd);
         if (c->storing) {
                 /* room first (systemd vacuums before and after): cheap unless the estimate says so */
                 store_vacuum(m->storage_fd, &m->config, NULL, 0, &m->store_usage);
@@ -146,6 +148,10 @@ static int crash_open_output(Crash *c) {
                 if (c->out_fd < 0) {
                         log_error_errno(c->out_fd, "Crash of PID %d (%s): cannot create the output in %s, core not stored: %m",
                                         (int) c->info.pid, crash_comm(c), m->config.directory);
+                        /* the record and the journal entry say so too */
+                        snprintf(c->why_buf, sizeof c->why_buf, "cannot create the output in %s: %s",
+                                 m->config.directory, strerror(-c->out_fd));
+                        c->no_core_why = c->why_buf;
                         c->storing = false;
                 }
         }
@@ -163,11 +169,11 @@ static int crash_ready_to_stream(Crash *c) {
 
         c->io_source = sd_event_source_disable_unref(c->io_source);
         r = crash_collect(c);
+        if (r >= 0)
+                r = crash_open_output(c);
         /* the record (and the journal entry) says why there is no core */
         if (r >= 0 && c->no_core_why)
                 r = record_add_str(&c->record, "COREDUMP_PROCESSING_ERROR", c->no_core_why);
-        if (r >= 0)
-                r = crash_open_output(c);
         if (r >= 0)
                 r = crash_arm_timer(c, c->manager->config.timeout_usec);
         if (r < 0)
@@ -461,6 +467,8 @@ void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h)
                 .pipe = true,
                 .pipe_tid = h->tid,
                 .pipe_signal = h->signal,
+                .rlimit_core = h->rlimit, /* %c: the kernel's own word, unlimited as 2^64-1 */
+                .rlimit_known = true,
         };
         LIST_PREPEND(crashes, m->crashes, c);
         m->n_crashes++;
@@ -595,16 +603,20 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
         }
         crash_facts(c, res, NULL, &facts);
         log_debug("Crash of PID %d: worker peak memory %u KiB", (int) c->info.pid, (unsigned) res->peak_rss_kib);
-        if (res->error < 0)
+        if (res->error < 0) {
                 log_error_errno(res->error, "Crash of PID %d (%s): core lost after %llu bytes: %m", (int) c->info.pid,
                                 crash_comm(c), (unsigned long long) res->bytes_in);
-        else if (c->storing && crash_link_core(c, res, &facts, path, sizeof path) >= 0) {
+                snprintf(facts.processing_error, sizeof facts.processing_error, "core lost after %llu bytes: %s",
+                         (unsigned long long) res->bytes_in, strerror(-res->error));
+        } else if (c->storing && (r = crash_link_core(c, res, &facts, path, sizeof path)) < 0)
+                snprintf(facts.processing_error, sizeof facts.processing_error, "failed to store the core: %s",
+                         strerror(-r));
+        else if (c->storing) {
                 snprintf(facts.filename, sizeof facts.filename, "%s", path);
                 /* the task is released already: keeping the store within bounds costs it nothing */
                 store_vacuum(c->manager->storage_fd, &c->manager->config, strrchr(path, '/') + 1,
                              store_allocated(c->out_fd, res->bytes_out), &c->manager->store_usage);
-        }
-        else if (c->no_core_why)
+        } else if (c->no_core_why)
                 log_notice("Crash of PID %d (%s, uid %u): no core (%s); recorded", (int) c->info.pid, crash_comm(c),
                            (unsigned) c->info.ruid, c->no_core_why);
         else if (!c->storing)

@@ -45,6 +45,8 @@ typedef struct Crash {
         bool pipe;               /* pipe mode: conn_fd is the kernel's pipe, handed over by coredump-pipe */
         pid_t pipe_tid;          /* pipe mode: %I, the dumping thread */
         int pipe_signal;         /* pipe mode: %s */
+        uint64_t rlimit_core;    /* the process's RLIMIT_CORE (soft; UINT64_MAX unlimited), if rlimit_known */
+        bool rlimit_known;       /* from %c in pipe mode, from /proc/PID/limits before the ack otherwise */
         bool collected;          /* metadata and base record taken */
         const char *no_core_why; /* set when only a record will come of this crash */
         char why_buf[PATH_MAX + 256]; /* no_core_why when it is made up */

@@ -244,28 +244,55 @@ static pid_t parent_of(int dir) {
         return (pid_t) strtol(p + 6, NULL, 10);
 }
 
-/* A crash inside a container (its own mount namespace): the command line of the process
- * that started the container, found by walking up to the last ancestor outside it. Each step
- * is pinned with a pidfd, so a recycled PID is never read. */
+/* The /proc directory of the parent of the process behind dir, pinned: its pidfd is taken,
+ * then the child is checked to still have that parent. A parent that died meanwhile has
+ * reparented its children before its PID could be reused, so a PID recycled between reading
+ * PPid and pidfd_open() never passes. -ESRCH when there is none to trust. */
+static int parent_dir_pinned(int dir) {
+        pid_t ppid = parent_of(dir);
+        _cleanup_close_ int pidfd = -EBADF, pdir = -EBADF;
+        char path[32];
+
+        if (ppid <= 1)
+                return -ESRCH;
+        pidfd = pidfd_open_pid(ppid);
+        if (pidfd < 0)
+                return -ESRCH;
+        snprintf(path, sizeof path, "/proc/%d", (int) ppid);
+        pdir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (pdir < 0 || pidfd_check_alive(pidfd) < 0 || parent_of(dir) != ppid)
+                return -ESRCH;
+        return TAKE_FD(pdir);
+}
+
+/* The host's mount namespace is PID 1's: the manager's own is private under its unit. Where
+ * PID 1 cannot be inspected (some sandboxes deny even root), the manager's own stands in for it:
+ * run by hand, outside a unit, it is the host's. */
+static int host_ns_dir(void) {
+        struct stat st;
+        int fd = open("/proc/1", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd >= 0 && fstatat(fd, "ns/mnt", &st, 0) >= 0)
+                return fd;
+        safe_close(fd);
+        return open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* A crash inside a container (a mount namespace other than the host's): the command line of the
+ * process that started the container, found by walking up to the last ancestor outside it. Each
+ * step is pinned (parent_dir_pinned), so a recycled PID is never read. */
 static void add_container_cmdline(CrashMeta *m, int dir) {
-        _cleanup_close_ int self = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int host = host_ns_dir();
         int cur = dir;
-        pid_t pid;
 
-        if (self < 0 || same_ns(dir, self, "ns/mnt"))
+        if (host < 0 || same_ns(dir, host, "ns/mnt"))
                 return;
-        for (unsigned depth = 0; depth < CONTAINER_DEPTH_MAX && (pid = parent_of(cur)) > 1; depth++) {
-                _cleanup_close_ int pidfd = pidfd_open_pid(pid);
-                char path[32];
-                int next;
+        for (unsigned depth = 0; depth < CONTAINER_DEPTH_MAX; depth++) {
+                int next = parent_dir_pinned(cur);
 
-                snprintf(path, sizeof path, "/proc/%d", (int) pid);
-                next = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (pidfd < 0 || next < 0 || pidfd_check_alive(pidfd) < 0) {
-                        safe_close(next);
+                if (next < 0)
                         break;
-                }
-                if (same_ns(next, self, "ns/mnt")) {
+                if (same_ns(next, host, "ns/mnt")) {
                         add_file(m, next, "cmdline", "COREDUMP_CONTAINER_CMDLINE", CMDLINE_MAX, ' ');
                         safe_close(next);
                         break;
@@ -333,8 +360,11 @@ static void open_modules(CrashMeta *m, int dir) {
         if (!record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_MAPS", &f))
                 return;
         m->modules = calloc(1, sizeof *m->modules);
-        if (m->modules)
-                (void) modules_open(dir, (const char *) f.value, f.value_len, m->modules);
+        if (!m->modules)
+                return;
+        (void) modules_open(dir, (const char *) f.value, f.value_len, m->modules);
+        if (m->modules->omitted > 0)
+                (void) record_addf(&m->fields, "COREDUMP_MODULES_OMITTED", "%u", m->modules->omitted);
 }
 
 /* Without a pidfd (pipe mode on kernels before %F) the best guard there is: the thread the
@@ -343,7 +373,7 @@ static void open_modules(CrashMeta *m, int dir) {
 #define PF_DUMPCORE 0x00000200UL
 #define STAT_FLAGS_FIELD 9
 
-static bool task_dumping(int dir, pid_t tid) {
+bool meta_task_dumping(int dir, pid_t tid) {
         char path[64], stat[1024], *p;
         unsigned long flags = 0;
 
@@ -367,11 +397,11 @@ int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret) {
         dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (dir < 0)
                 return negative_errno();
-        if (!task_dumping(dir, tid))
+        if (!meta_task_dumping(dir, tid))
                 return -ESRCH;
         read_proc_fields(ret, dir);
         open_modules(ret, dir);
-        if (!task_dumping(dir, tid)) {
+        if (!meta_task_dumping(dir, tid)) {
                 meta_done(ret);
                 *ret = (CrashMeta) {};
                 return -ESRCH;

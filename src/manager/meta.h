@@ -40,6 +40,9 @@ typedef struct CrashMeta {
 int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret);
 /* Pipe mode without a pidfd: /proc guarded by the dumping thread's PF_DUMPCORE flag. */
 int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret);
+/* Whether thread tid of the process whose /proc directory is dir is dumping core (PF_DUMPCORE):
+ * the guard of every /proc read without a pidfd, before and after the reads. */
+bool meta_task_dumping(int dir, pid_t tid);
 void meta_done(CrashMeta *m);
 /* The comm of thread tid from _CDS_TASK_COMM, or NULL. */
 const char *meta_thread_name(const CrashMeta *m, pid_t tid, char *buf, size_t size);

@@ -52,7 +52,7 @@ int peek_parse_anon_size(const char *status, uint64_t *ret) {
 }
 
 static void peek_read(int dir, bool want_size, CrashPeek *p) {
-        char buf[MAX(PEEK_STATUS_MAX, PEEK_CGROUP_MAX)], path[PATH_MAX];
+        char buf[MAX(MAX(PEEK_STATUS_MAX, PEEK_CGROUP_MAX), PEEK_LIMITS_MAX)], path[PATH_MAX];
         ssize_t n = readlinkat(dir, "exe", p->exe, sizeof p->exe - 1);
 
         p->exe[MAX(n, 0)] = 0;
@@ -60,6 +60,8 @@ static void peek_read(int dir, bool want_size, CrashPeek *p) {
                 p->comm[strcspn(p->comm, "\n")] = 0;
         if (read_small_file_at(dir, "cgroup", buf, PEEK_CGROUP_MAX) > 0 && cgroup_unified_path(buf, path, sizeof path) >= 0)
                 peek_service(path, p->service, sizeof p->service);
+        if (read_small_file_at(dir, "limits", buf, PEEK_LIMITS_MAX) > 0)
+                p->rlimit_valid = meta_parse_limits_core(buf, &p->rlimit_core) >= 0;
         if (want_size && read_small_file_at(dir, "status", buf, PEEK_STATUS_MAX) > 0)
                 p->size_valid = peek_parse_anon_size(buf, &p->size_min) >= 0;
         /* the process chose these: they go into log lines and summaries, so no control bytes */
@@ -68,10 +70,22 @@ static void peek_read(int dir, bool want_size, CrashPeek *p) {
         string_sanitize(p->service);
 }
 
-int peek_collect(int pidfd, pid_t pid, bool want_size, CrashPeek *ret) {
+/* The process behind dir is the crashing one: by its pidfd, or by its dumping thread. */
+static int peek_confirm(int dir, int pidfd, pid_t pid, pid_t tid) {
+        pid_t again;
+        int r;
+
+        if (pidfd < 0)
+                return meta_task_dumping(dir, tid) ? 0 : -ESRCH;
+        r = pidfd_get_pid(pidfd, &again);
+        if (r < 0)
+                return r;
+        return again == pid ? pidfd_check_alive(pidfd) : -ESRCH;
+}
+
+int peek_collect(int pidfd, pid_t pid, pid_t tid, bool want_size, CrashPeek *ret) {
         _cleanup_close_ int dir = -EBADF;
         char path[32];
-        pid_t again;
         int r;
 
         *ret = (CrashPeek) {};
@@ -79,15 +93,14 @@ int peek_collect(int pidfd, pid_t pid, bool want_size, CrashPeek *ret) {
         dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (dir < 0)
                 return negative_errno();
-        if (pidfd >= 0 && (r = pidfd_check_alive(pidfd)) < 0)
+        r = pidfd >= 0 ? pidfd_check_alive(pidfd) : peek_confirm(dir, pidfd, pid, tid);
+        if (r < 0)
                 return r;
         peek_read(dir, want_size, ret);
-        if (pidfd >= 0) {
-                r = pidfd_get_pid(pidfd, &again);
-                if (r < 0 || again != pid || pidfd_check_alive(pidfd) < 0) {
-                        *ret = (CrashPeek) {};
-                        return r < 0 ? r : -ESRCH;
-                }
+        r = peek_confirm(dir, pidfd, pid, tid);
+        if (r < 0) {
+                *ret = (CrashPeek) {};
+                return r;
         }
         return 0;
 }

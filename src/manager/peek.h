@@ -17,19 +17,23 @@
 
 #define PEEK_STATUS_MAX 4096U /* /proc/PID/status is about 1.5 KiB */
 #define PEEK_CGROUP_MAX 4096U
+#define PEEK_LIMITS_MAX 4096U /* /proc/PID/limits is about 1.4 KiB */
 
 typedef struct CrashPeek {
         char exe[PATH_MAX];
         char comm[COMM_MAX];
         char service[UNIT_NAME_MAX + 16]; /* "foo.service", or "user@UID/foo.service"; "" if none */
+        bool rlimit_valid;
+        uint64_t rlimit_core; /* soft RLIMIT_CORE; UINT64_MAX = unlimited */
         bool size_valid;
         uint64_t size_min; /* what the core takes at least: resident and swapped anonymous memory */
 } CrashPeek;
 
-/* pidfd may be -EBADF (pipe mode on an old kernel): then the result is only as good as the
- * kernel's PID argument, and is only used for rate limiting. want_size: read the status file
- * too (size_min); on failure *ret says nothing (all empty). */
-int peek_collect(int pidfd, pid_t pid, bool want_size, CrashPeek *ret);
+/* pidfd may be -EBADF (pipe mode on an old kernel): then the thread tid the kernel named must
+ * be dumping core (PF_DUMPCORE) before and after the reads, as for meta_collect_unpinned(), so
+ * a recycled PID is never read. want_size: read the status file too (size_min); on failure
+ * *ret says nothing (all empty). */
+int peek_collect(int pidfd, pid_t pid, pid_t tid, bool want_size, CrashPeek *ret);
 /* Pure: RssAnon + VmSwap of a /proc/PID/status text, in bytes. */
 int peek_parse_anon_size(const char *status, uint64_t *ret);
 /* Pure: the service a unified cgroup path belongs to, as CrashPeek.service has it. */

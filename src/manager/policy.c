@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "crash.h"
 #include "log.h"
@@ -30,9 +31,6 @@ static bool core_useless(const Config *c, uint64_t size) {
 static PolicyVerdict suppressed(Crash *c, LimitVerdict v, const LimitBucket *hit, const char **why) {
         const Config *cfg = &c->manager->config;
 
-        /* only a window's first refusal gives it a summary to write: the timer may need to move */
-        if (v == LIMIT_SUPPRESS_FIRST)
-                policy_schedule_summaries(c->manager);
         if (!hit || hit->kind == LIMIT_CAP)
                 snprintf(c->why_buf, sizeof c->why_buf, "MaxParallel=%u cores were already in flight; core not dumped, "
                          "further such crashes are counted in a summary", cfg->max_parallel);
@@ -42,7 +40,28 @@ static PolicyVerdict suppressed(Crash *c, LimitVerdict v, const LimitBucket *hit
                          "in a summary", cfg->rate_limit_burst, limit_kind_to_string(hit->kind), hit->key,
                          (unsigned long long) (cfg->rate_limit_interval_usec / USEC_PER_SEC));
         *why = c->why_buf;
+        /* Only a window's first refusal gives it a summary to write: the timer may need to move.
+         * Last: flushing the windows that ended compacts the table, so hit may point elsewhere. */
+        if (v == LIMIT_SUPPRESS_FIRST)
+                policy_schedule_summaries(c->manager);
         return v == LIMIT_SUPPRESS_FIRST ? POLICY_RECORD_ONLY : POLICY_COUNT_ONLY;
+}
+
+/* The process asked for no core (systemd's rule: a limit below one page means none). The crash
+ * still counts against its rate limit: a crash loop under `ulimit -c 0` is bounded too. */
+static bool rlimit_refuses(Crash *c, const CrashPeek *peek, const char **why) {
+        uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE);
+
+        if (!c->rlimit_known && peek->rlimit_valid) {
+                c->rlimit_core = peek->rlimit_core;
+                c->rlimit_known = true;
+        }
+        if (!c->rlimit_known || c->rlimit_core >= page)
+                return false;
+        snprintf(c->why_buf, sizeof c->why_buf, "RLIMIT_CORE=%llu, below one page: the process asked for no core",
+                 (unsigned long long) c->rlimit_core);
+        *why = c->why_buf;
+        return true;
 }
 
 PolicyVerdict policy_decide(Crash *c, const char **why) {
@@ -59,12 +78,16 @@ PolicyVerdict policy_decide(Crash *c, const char **why) {
                 return POLICY_RECORD_ONLY;
         }
         if (!c->info.reaped)
-                (void) peek_collect(c->pidfd, c->info.pid, storage_may_refuse(cfg), &peek);
+                (void) peek_collect(c->pidfd, c->info.pid, c->pipe ? c->pipe_tid : c->info.pid, storage_may_refuse(cfg), &peek);
         lc = (LimitCrash) { .exe = peek.exe, .unit = peek.service, .comm = peek.comm,
                             .pid = c->info.pid, .uid = c->info.ruid, .realtime = c->timestamp_usec };
         v = limits_check(&m->limits, cfg->rate_limit_interval_usec, cfg->rate_limit_burst, &lc, now, &t);
         if (v != LIMIT_TAKE)
                 return suppressed(c, v, t.hit, why);
+        if (rlimit_refuses(c, &peek, why)) {
+                limits_take(&t);
+                return POLICY_RECORD_ONLY;
+        }
         if (peek.size_valid && core_useless(cfg, peek.size_min)) {
                 snprintf(c->why_buf, sizeof c->why_buf,
                          "the process has %llu bytes of anonymous memory, more than ProcessSizeMax=%llu, and Storage=%s "

@@ -204,7 +204,7 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
                 on_recorded(w);
         c = worker_detach(w);
 
-        if (!w->ready_seen)
+        if (!w->ready_seen && !w->retired)
                 m->spawn_failures++;
         if (!clean || c)
                 log_full_errno(c || w->state != WORKER_FINISHED ? LOG_ERR : LOG_DEBUG, 0, "Worker %d %s %d", (int) w->pid,
@@ -423,9 +423,10 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
                 .compress_level = cfg->compress_level,
                 .uid = users_own ? c->info.ruid : m->worker_uid,
                 .gid = users_own ? c->info.rgid : m->worker_gid,
-                .external_size_max = cfg->external_size_max,
+                /* RLIMIT_CORE bounds what is kept of the core, not what the traces may read */
+                .external_size_max = MIN(cfg->external_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
                 .process_size_max = cfg->process_size_max,
-                .journal_size_max = cfg->journal_size_max,
+                .journal_size_max = MIN(cfg->journal_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
                 .n_modules = c->meta.modules ? (uint32_t) c->meta.modules->n : 0,
         };
         _cleanup_close_ int table_fd = module_table_memfd(c->meta.modules);
@@ -457,8 +458,10 @@ void pool_retire_idle(Manager *m) {
         Worker *w, *n;
 
         LIST_FOREACH_SAFE(workers, w, n, m->workers)
-                if (w->state == WORKER_IDLE || w->state == WORKER_STARTING)
+                if (w->state == WORKER_IDLE || w->state == WORKER_STARTING) {
+                        w->retired = true; /* a starting one that goes now did not fail to start */
                         worker_finished(w); /* closing its control socket makes it exit */
+                }
 }
 
 void pool_free_all(Manager *m) {

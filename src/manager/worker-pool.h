@@ -30,6 +30,7 @@ typedef struct Worker {
         Manager *manager;
         WorkerState state;
         bool ready_seen;
+        bool retired; /* let go by pool_retire_idle() (reload, stop): its exit is no failure */
         pid_t pid;
         int pidfd;
         int control_fd;

@@ -133,6 +133,7 @@ static int hand_over(const char *socket_path, const MsgHandover *m) {
         const int fds[2] = { STDIN_FILENO, PIDFD_FD };
         _cleanup_close_ int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         struct pollfd p;
+        ssize_t n;
         char ack;
         int r;
 
@@ -146,8 +147,16 @@ static int hand_over(const char *socket_path, const MsgHandover *m) {
                 return r;
         /* wait for coredumpd to say it took them (or why not) */
         p = (struct pollfd) { .fd = sock, .events = POLLIN };
-        if (poll(&p, 1, ACK_TIMEOUT_MS) <= 0 || read(sock, &ack, 1) != 1)
-                return -ETIMEDOUT;
+        r = poll(&p, 1, ACK_TIMEOUT_MS);
+        if (r < 0)
+                return -errno;
+        if (r == 0)
+                return -ETIMEDOUT; /* sent: the handover is in coredumpd's queue */
+        n = read(sock, &ack, 1);
+        if (n < 0)
+                return -errno;
+        if (n == 0)
+                return -ECONNRESET; /* closed unanswered (at its connection limit): not taken */
         return ack == 1 ? 0 : -EPROTO;
 }
 
@@ -176,7 +185,10 @@ int main(int argc, char **argv) {
                 return 0;
         }
         if (r < 0) {
-                kmsg("core of PID %d dropped: coredumpd did not take it (%s)\n", (int) m.pid, strerror(-r));
+                kmsg("core of PID %d dropped: coredumpd did not take it (%s)\n", (int) m.pid,
+                     r == -ECONNRESET ? "it closed the handover unanswered, at its connection limit"
+                     : r == -EPROTO   ? "it refused the handover"
+                                      : strerror(-r));
                 return 1;
         }
         return 0;

@@ -10,13 +10,31 @@
 #include "macro.h"
 #include "receive.h"
 
-/* systemd's semantics: ExternalSizeMax bounds what is stored, ProcessSizeMax what is read
- * for processing. Until the worker processes cores (backtraces), reading past what is stored
- * would only hold the task longer. */
+/* systemd's semantics: ProcessSizeMax= bounds what is processed (the stack traces),
+ * ExternalSizeMax= what is stored and JournalSizeMax= what goes into the journal (the manager
+ * lowers both to the process's RLIMIT_CORE); the core is read as far as the largest of those
+ * that applies, each use taking only its own share. */
 static uint64_t read_limit(const MsgJob *job) {
+        uint64_t limit = job->process_size_max;
+
         if (job->flags & JOB_FLAG_STORE)
-                return job->external_size_max;
-        return job->process_size_max;
+                limit = MAX(limit, job->external_size_max);
+        if (job->flags & JOB_FLAG_JOURNAL_CORE)
+                limit = MAX(limit, job->journal_size_max);
+        return limit;
+}
+
+/* The part of a chunk at offset got that the stored file takes (ExternalSizeMax=). */
+static size_t store_share(const MsgJob *job, uint64_t got, size_t n, bool *cut) {
+        if (got >= job->external_size_max) {
+                *cut = true;
+                return 0;
+        }
+        if ((uint64_t) n > job->external_size_max - got) {
+                *cut = true;
+                return (size_t) (job->external_size_max - got);
+        }
+        return n;
 }
 
 static CoreState final_state(const ElfStream *elf, uint64_t got, bool cut) {
@@ -78,7 +96,7 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
         _cleanup_free_ uint8_t *buf = malloc(CORE_READ_CHUNK);
         _cleanup_free_ Capture *cap = calloc(1, sizeof *cap);
         uint64_t limit = read_limit(job), got = 0;
-        bool cut = false, journal_fit = journal_fd >= 0;
+        bool cut = false, store_cut = false, journal_fit = journal_fd >= 0;
         ElfStream elf;
         int r = 0;
 
@@ -109,9 +127,11 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                 if (journal_fit && (got + (uint64_t) n > job->journal_size_max ||
                                     loop_write(journal_fd, buf, (size_t) n) < 0))
                         journal_fit = false;
-                if (sink && r == 0 && (r = sink_write(sink, buf, (size_t) n)) < 0) {
+                if (sink && r == 0 && !store_cut) {
+                        size_t share = store_share(job, got, (size_t) n, &store_cut);
                         /* Out of space or I/O error: stop taking the core, it cannot be kept. */
-                        cut = true;
+                        if (share > 0 && (r = sink_write(sink, buf, share)) < 0)
+                                cut = true;
                 }
                 got += (uint64_t) n;
                 if (cut)
@@ -130,7 +150,7 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
         *res = (MsgResult) {
                 .hdr = { PROTO_MAGIC, MSG_RESULT },
                 .error = r,
-                .state = final_state(&elf, got, cut && r == 0),
+                .state = final_state(&elf, got, (cut || (sink && store_cut)) && r == 0),
                 .bytes_in = got,
                 .bytes_out = sink ? sink->bytes_out : 0,
                 .expected = elf.state == ELF_STREAM_KNOWN ? elf.expected_size : 0,

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Defects an outside review found by reading the code, each shown on the live kernel by a case
+that failed before its fix (issue 17, item 4)."""
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+
+from cdtest import (BUILD, CRASHER, Env, _restore, check, crash, read_exports, run_cases, wait_until)
+
+HELPER = os.path.join(BUILD, "src", "coredump-pipe")
+
+
+def copy_crasher(env, name):
+    path = os.path.join(env.base, name)
+    shutil.copy(CRASHER, path)
+    os.chmod(path, 0o755)
+    return path
+
+
+def record_of(env, pid, d, timeout=60):
+    return wait_until(lambda: {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}.get(str(pid).encode()),
+                      timeout, lambda: f"the record of PID {pid}:\n{d.log_text()}")
+
+
+def case_limit_compaction():
+    """(a) A rate-limit refusal names the executable that was refused even when the window of
+    another executable ended at that moment: summarising it compacts the bucket table, which
+    moved the refused executable's bucket away under the pointer the reason was made from
+    ("of executable (null)")."""
+    interval = 2
+    env = Env({"RateLimitBurst": "1", "RateLimitIntervalSec": f"{interval}s"})
+    old, looper = copy_crasher(env, "old"), copy_crasher(env, "looper")
+    d = env.start()
+    crash("segv", exe=old)            # bucket 0: its window ends in `interval` s
+    time.sleep(interval + 0.5)
+    crash("segv", exe=looper)         # bucket 1, taken
+    pid, _ = crash("segv", exe=looper)  # refused: the first of its window
+    why = record_of(env, pid, d).get("COREDUMP_PROCESSING_ERROR", b"")
+    want = (f"rate limit: more than RateLimitBurst=1 cores of executable {looper} in RateLimitIntervalSec={interval}s; "
+            "core not dumped, further crashes in this window are counted in a summary").encode()
+    check(why == want, f"refusal reason {why!r}, expected {want!r}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print(f"observed: {why.decode()}")
+
+
+def fake_handover_server(path):
+    """A seqpacket server that takes one connection and closes it unanswered, as coredumpd does
+    at its connection limit."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.bind(path)
+    s.listen(1)
+    return s
+
+
+def kmsg_since(mark):
+    out = subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+    return out[out.find(mark):] if mark in out else out
+
+
+def case_pipe_eof():
+    """(d) coredump-pipe reports a handover coredumpd closed unanswered as a dropped core (exit
+    1, "dropped" in the kernel log), not as queued."""
+    d = tempfile.mkdtemp(prefix="coredump-pipe-test.", dir="/run")
+    _restore.append((lambda: shutil.rmtree(d, ignore_errors=True), d))
+    path = os.path.join(d, "pipe.sock")
+    server = fake_handover_server(path)
+    sleeper = subprocess.Popen(["sleep", "60"])
+    _restore.append((lambda: sleeper.poll() is None and sleeper.kill(), f"sleep {sleeper.pid}"))
+    mark = f"cds-test-mark-{os.getpid()}-{time.time()}"
+    with open("/dev/kmsg", "w") as k:
+        k.write(mark + "\n")
+    r, w = os.pipe()
+    args = [HELPER, path, str(sleeper.pid), str(sleeper.pid), "0", "0", "11", "1", "0", "host", "1"]
+    p = subprocess.Popen(args, stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(r)
+    conn, _ = server.accept()
+    conn.recv(4096)
+    conn.close()  # EOF, no ack
+    rc = p.wait(30)
+    os.close(w)
+    server.close()
+    log = kmsg_since(mark)
+    check(rc == 1, f"coredump-pipe exited {rc} for a refused handover (0 means it said the core waits queued)")
+    check("dropped: coredumpd did not take it" in log and "waits queued" not in log,
+          f"kernel log after the refusal:\n{log}")
+    print("observed: " + [line for line in log.splitlines() if "dropped" in line][0].strip())
+
+
+def case_reload_storm():
+    """(e) Reloads retire starting workers; that is no failure to start, so a burst of reloads
+    must not trip the respawn back-off (which left crashes waiting 2 s for a worker)."""
+    env = Env({"SpareWorkers": "4"})
+    d = env.start()
+    for _ in range(12):
+        d.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.005)
+    d.wait_log(r"Reloading configuration", timeout=20)
+    time.sleep(1)  # time for the retired workers' exits to be seen
+    check("keep failing to start" not in d.log_text(), f"reloads tripped the respawn back-off:\n{d.log_text()}")
+    pid, _ = crash("segv")
+    env.wait_cores(1, timeout=30)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print(f"observed: 12 reloads, no back-off; PID {pid}'s core stored")
+
+
+def handover_msg(pid, tid, has_pidfd=0):
+    return struct.pack("<IIiiIIiIQQII65s7x", 0x43445331, 7, pid, tid, 0, 0, 11, 1, 1, 2 ** 64 - 1, has_pidfd, 0,
+                       b"host")
+
+
+def case_pipe_unpinned_peek():
+    """(f) Pipe mode without %F: the little read before the decision (exe, size, limits) is read
+    only while the named thread is dumping core, like the full collection. A live process that is
+    not dumping (a recycled PID) must feed nothing: here its size would have refused the crash."""
+    env = Env({"Mode": "pipe", "Storage": "none", "ProcessSizeMax": "16M"})
+    d = env.start()
+    impostor = subprocess.Popen(["python3", "-c", "import sys, time; b = bytearray(64 << 20); "
+                                 "b[::4096] = b'x' * len(b[::4096]); print('ready', flush=True); time.sleep(60)"],
+                                stdout=subprocess.PIPE)
+    _restore.append((lambda: impostor.poll() is None and impostor.kill(), f"impostor {impostor.pid}"))
+    check(impostor.stdout.readline().strip() == b"ready", "impostor did not start")
+    path = os.path.join(os.path.dirname(env.sock), "pipe.sock")
+    r, w = os.pipe()
+    os.close(w)  # an empty core: EOF at once
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    s.sendmsg([handover_msg(impostor.pid, impostor.pid)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", r))])
+    s.settimeout(10)
+    check(s.recv(1) == b"\x01", "the handover was not taken")
+    s.close()
+    os.close(r)
+    rec = record_of(env, impostor.pid, d)
+    why = rec.get("COREDUMP_PROCESSING_ERROR", b"")
+    check(b"anonymous memory" not in why, f"the impostor's size decided the crash: {why!r}")
+    for f in ("COREDUMP_EXE", "COREDUMP_CMDLINE", "COREDUMP_RLIMIT"):
+        check(f not in rec, f"{f} read from a process that is not dumping core: {rec.get(f)!r}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print(f"observed: record of PID {impostor.pid} without /proc facts; PROCESSING_ERROR {why.decode()!r}")
+
+
+def case_container():
+    """(g) Container facts: a crash in a mount namespace of its own (unshare --mount) names the
+    first ancestor outside it, which started it (this test) (COREDUMP_CONTAINER_CMDLINE, found by a walk up the ancestors, each
+    pinned before it is read); a host crash names none. The host's namespace is PID 1's; where
+    PID 1 cannot be inspected (this kind of machine) the manager's own, which is the host's here.
+    That a daemon in a private namespace (as under its unit) still tells them apart needs PID 1 to
+    be systemd: the VM tests check it (t01)."""
+    env = Env()
+    d = env.start()
+    host, _ = crash("segv")
+    p = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "--fork", "sh", "-c",
+                          f"exec {CRASHER} segv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p.wait(60)
+    inner = wait_until(lambda: [r for r in read_exports(env, "record") if r.get("COREDUMP_PID") != str(host).encode()
+                                and r.get("COREDUMP_COMM") == b"crasher"], 60, lambda: d.log_text())[0]
+    h = record_of(env, host, d)
+    check("COREDUMP_CONTAINER_CMDLINE" not in h, f"a host crash recorded as a container's: "
+          f"{h.get('COREDUMP_CONTAINER_CMDLINE')!r}")
+    got = inner.get("COREDUMP_CONTAINER_CMDLINE", b"")
+    # systemd's definition: the first ancestor in the host's namespace (unshare itself moved)
+    with open("/proc/self/cmdline", "rb") as f:
+        starter = f.read().rstrip(b"\0").replace(b"\0", b" ")
+    check(got == starter, f"the container crash names {got!r} as its container, expected {starter!r}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print(f"observed: host PID {host}: no container; PID {inner['COREDUMP_PID'].decode()}: container {got.decode()!r}")
+
+
+if __name__ == "__main__":
+    run_cases({"limit_compaction": case_limit_compaction, "pipe_eof": case_pipe_eof, "reload_storm": case_reload_storm,
+               "pipe_unpinned_peek": case_pipe_unpinned_peek, "container": case_container})
