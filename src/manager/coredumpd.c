@@ -102,13 +102,19 @@ static int parse_args(int argc, char **argv, Args *a) {
 }
 
 static int check_config(const Args *a) {
+        _cleanup_(config_files_freep) char **files = NULL;
         char pattern[CORE_PATTERN_MAX + 2];
         const char *why = "";
+        ConfigSearch search;
         Config c;
         int r;
 
-        if (config_load(&c, a->config_file, a->dropin_dir) < 0)
+        config_search_init(&search, a->config_file, a->dropin_dir);
+        if (config_load_search(&c, &search, &files) < 0)
                 return 1;
+        /* the files applied, in order, as comments: the lines below stay KEY=value */
+        for (char **f = files; *f; f++)
+                printf("# %s\n", *f);
         r = pattern_choose(c.mode, a->socket_path, pattern, sizeof pattern, &why);
         printf("Mode=%s\nActive=%s (%s)\nPattern=%s\n", mode_to_string(c.mode),
                r < 0 ? "none" : r == 1 ? "pipe" : "socket", r < 0 ? strerror(-r) : why, r < 0 ? "" : pattern);

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredump.conf: finds the main file and the drop-ins the way systemd does and parses them over
+ * the defaults. Reads configuration files and directories, nothing else. */
 #include <ctype.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <zstd.h>
 
 #include "config.h"
@@ -194,29 +200,51 @@ static int parse_rate_limit_burst(Config *c, const char *v) {
         return r;
 }
 
+/* The fields a key sets, so that "Key=" can put them back to their defaults. */
+typedef struct ConfigField {
+        size_t offset, size;
+} ConfigField;
+#define FIELD(f) { offsetof(Config, f), sizeof(((Config *) NULL)->f) }
+#define KEY_FIELDS_MAX 2
+
 static const struct {
         const char *key;
         key_parser parse;
+        ConfigField fields[KEY_FIELDS_MAX]; /* an unused one has size 0 */
 } keys[] = {
-        { "Storage", parse_storage },
-        { "Mode", parse_mode },
-        { "Compress", parse_compress },
-        { "CompressLevel", parse_compress_level },
-        { "ProcessSizeMax", parse_process_size_max },
-        { "ExternalSizeMax", parse_external_size_max },
-        { "JournalSizeMax", parse_journal_size_max },
-        { "MaxUse", parse_max_use },
-        { "KeepFree", parse_keep_free },
-        { "EnterNamespace", parse_enter_namespace },
-        { "Directory", parse_directory },
-        { "WorkerUser", parse_worker_user },
-        { "SpareWorkers", parse_spare_workers },
-        { "MaxParallel", parse_max_parallel },
-        { "TimeoutSec", parse_timeout },
-        { "MaxAgeSec", parse_max_age },
-        { "RateLimitIntervalSec", parse_rate_limit_interval },
-        { "RateLimitBurst", parse_rate_limit_burst },
+        { "Storage", parse_storage, { FIELD(storage) } },
+        { "Mode", parse_mode, { FIELD(mode) } },
+        { "Compress", parse_compress, { FIELD(compress) } },
+        { "CompressLevel", parse_compress_level, { FIELD(compress_level), FIELD(compress_level_set) } },
+        { "ProcessSizeMax", parse_process_size_max, { FIELD(process_size_max) } },
+        { "ExternalSizeMax", parse_external_size_max, { FIELD(external_size_max) } },
+        { "JournalSizeMax", parse_journal_size_max, { FIELD(journal_size_max) } },
+        { "MaxUse", parse_max_use, { FIELD(max_use) } },
+        { "KeepFree", parse_keep_free, { FIELD(keep_free) } },
+        { "EnterNamespace", parse_enter_namespace, { FIELD(enter_namespace) } },
+        { "Directory", parse_directory, { FIELD(directory) } },
+        { "WorkerUser", parse_worker_user, { FIELD(worker_user) } },
+        { "SpareWorkers", parse_spare_workers, { FIELD(spare_workers) } },
+        { "MaxParallel", parse_max_parallel, { FIELD(max_parallel) } },
+        { "TimeoutSec", parse_timeout, { FIELD(timeout_usec) } },
+        { "MaxAgeSec", parse_max_age, { FIELD(max_age_usec) } },
+        { "RateLimitIntervalSec", parse_rate_limit_interval, { FIELD(rate_limit_interval_usec) } },
+        { "RateLimitBurst", parse_rate_limit_burst, { FIELD(rate_limit_burst) } },
 };
+
+const char *config_key_name(size_t i) {
+        return i < ELEMENTSOF(keys) ? keys[i].key : NULL;
+}
+
+/* "Key=" with no value: systemd's way of saying "forget what earlier lines and files set". */
+static void reset_key(Config *c, size_t k) {
+        Config d;
+
+        config_init_defaults(&d);
+        for (size_t i = 0; i < KEY_FIELDS_MAX && keys[k].fields[i].size > 0; i++)
+                memcpy((char *) c + keys[k].fields[i].offset, (const char *) &d + keys[k].fields[i].offset,
+                       keys[k].fields[i].size);
+}
 
 static char *strstrip(char *s) {
         char *e;
@@ -261,6 +289,10 @@ int config_parse_line(Config *c, const char *file, unsigned line, char *text, bo
         for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
                 if (strcmp(key, keys[i].key) != 0)
                         continue;
+                if (value[0] == 0) {
+                        reset_key(c, i);
+                        return 0;
+                }
                 r = keys[i].parse(c, value);
                 if (r < 0)
                         return log_error_errno(r, "%s:%u: Invalid value for %s=: '%s' (%m)", file, line, key, value);
@@ -270,7 +302,8 @@ int config_parse_line(Config *c, const char *file, unsigned line, char *text, bo
         return 0;
 }
 
-static int config_parse_file(Config *c, const char *path, bool missing_ok) {
+/* Parses one file over c; every problem is logged with file:line. */
+static int config_parse_file(Config *c, const char *path) {
         _cleanup_(fclosep_) FILE *f = NULL;
         char buf[CONFIG_LINE_MAX];
         bool in_section = false;
@@ -278,11 +311,8 @@ static int config_parse_file(Config *c, const char *path, bool missing_ok) {
         int ret = 0;
 
         f = fopen(path, "re");
-        if (!f) {
-                if (errno == ENOENT && missing_ok)
-                        return 0;
+        if (!f)
                 return log_error_errno(negative_errno(), "Failed to open %s: %m", path);
-        }
         while (fgets(buf, sizeof buf, f)) {
                 line++;
                 if (!strchr(buf, '\n') && !feof(f)) {
@@ -297,33 +327,148 @@ static int config_parse_file(Config *c, const char *path, bool missing_ok) {
         return ret;
 }
 
-static int has_conf_suffix(const struct dirent *de) {
-        size_t l = strlen(de->d_name);
-        return de->d_name[0] != '.' && l > 5 && strcmp(de->d_name + l - 5, ".conf") == 0;
+/* 1 if path (below dirfd) is /dev/null or a symlink to it: systemd's way of switching a file
+ * off; 0 if it is anything else; negative errno if there is nothing (-ENOENT, also for a dangling
+ * symlink) or it cannot be looked at. */
+static int path_masked(int dirfd, const char *path) {
+        struct stat st;
+
+        if (fstatat(dirfd, path, &st, 0) < 0)
+                return negative_errno();
+        return S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
 }
 
-static int config_parse_dropins(Config *c, const char *dir) {
-        struct dirent **list = NULL;
-        int n, ret = 0;
+/* The paths applied so far, in order; paths is NULL when the caller did not ask for them. */
+typedef struct Applied {
+        char **paths; /* room for CONFIG_FILES_MAX and the terminating NULL */
+        size_t n;
+} Applied;
 
-        n = scandir(dir, &list, has_conf_suffix, alphasort);
-        if (n < 0) {
-                if (errno == ENOENT)
+static int applied_add(Applied *a, const char *path) {
+        if (!a->paths)
+                return 0;
+        if (a->n >= CONFIG_FILES_MAX)
+                return log_error_errno(-E2BIG, "%s: more than %u configuration files", path, CONFIG_FILES_MAX);
+        a->paths[a->n] = strdup(path);
+        if (!a->paths[a->n])
+                return log_error_errno(-ENOMEM, "Out of memory");
+        a->n++;
+        return 0;
+}
+
+void config_files_free(char **files) {
+        for (char **p = files; p && *p; p++)
+                free(*p);
+        free(files);
+}
+
+/* The first main file that exists is read, unless it is masked: then none is. */
+static int parse_main_file(Config *c, const ConfigSearch *s, Applied *a) {
+        for (size_t i = 0; i < CONFIG_SEARCH_DIRS_MAX && s->main_files[i]; i++) {
+                const char *path = s->main_files[i];
+                int r = path_masked(AT_FDCWD, path);
+
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return log_error_errno(r, "Failed to access %s: %m", path);
+                if (r > 0)
                         return 0;
-                return log_error_errno(negative_errno(), "Failed to read %s: %m", dir);
+                r = applied_add(a, path);
+                return r < 0 ? r : config_parse_file(c, path);
         }
-        if (n > (int) CONFIG_DROPINS_MAX) {
-                log_error("%s: %d drop-ins, more than %u; refusing.", dir, n, CONFIG_DROPINS_MAX);
-                ret = -E2BIG;
+        return 0;
+}
+
+typedef struct Dropin {
+        char name[NAME_MAX + 1];
+        unsigned dir; /* index in ConfigSearch.dropin_dirs */
+        bool masked;
+} Dropin;
+
+static bool is_conf_name(const char *name) {
+        size_t l = strlen(name);
+        return name[0] != '.' && l > 5 && strcmp(name + l - 5, ".conf") == 0;
+}
+
+static bool dropins_contain(const Dropin *list, size_t n, const char *name) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(list[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
+static void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+
+/* Adds the *.conf names of dirs[index] that no directory before it has. */
+static int dropins_scan(Dropin *list, size_t *n, const char *const *dirs, unsigned index) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+
+        d = opendir(dirs[index]);
+        if (!d)
+                return errno == ENOENT ? 0 : log_error_errno(negative_errno(), "Failed to open %s: %m", dirs[index]);
+        while ((errno = 0, de = readdir(d))) {
+                int masked;
+
+                if (!is_conf_name(de->d_name) || dropins_contain(list, *n, de->d_name))
+                        continue;
+                masked = path_masked(dirfd(d), de->d_name);
+                if (masked == -ENOENT)
+                        continue; /* gone, or a dangling symlink: hides nothing */
+                if (masked < 0)
+                        return log_error_errno(masked, "Failed to access %s/%s: %m", dirs[index], de->d_name);
+                if (*n >= CONFIG_DROPINS_MAX)
+                        return log_error_errno(-E2BIG, "%s: more than %u drop-ins with the directories before it, "
+                                               "refusing them all.", dirs[index], CONFIG_DROPINS_MAX);
+                list[*n] = (Dropin) { .dir = index, .masked = masked > 0 };
+                snprintf(list[*n].name, sizeof list[*n].name, "%s", de->d_name);
+                (*n)++;
         }
-        for (int i = 0; i < n; i++) {
+        if (errno != 0)
+                return log_error_errno(negative_errno(), "Failed to read %s: %m", dirs[index]);
+        return 0;
+}
+
+static int dropin_cmp(const void *a, const void *b) {
+        return strcmp(((const Dropin *) a)->name, ((const Dropin *) b)->name);
+}
+
+/* Every drop-in that survives precedence and masking, in lexical order of the names. */
+static int parse_dropins(Config *c, const ConfigSearch *s, Applied *a) {
+        _cleanup_free_ Dropin *list = NULL;
+        size_t n = 0;
+        int r, ret = 0;
+
+        if (!s->dropin_dirs[0])
+                return 0;
+        list = calloc(CONFIG_DROPINS_MAX, sizeof *list);
+        if (!list)
+                return log_error_errno(-ENOMEM, "Out of memory");
+        for (unsigned i = 0; i < CONFIG_SEARCH_DIRS_MAX && s->dropin_dirs[i]; i++) {
+                r = dropins_scan(list, &n, s->dropin_dirs, i);
+                if (r < 0)
+                        return r;
+        }
+        qsort(list, n, sizeof *list, dropin_cmp);
+        for (size_t i = 0; i < n; i++) {
+                const char *dir = s->dropin_dirs[list[i].dir];
                 char path[PATH_MAX];
-                if (ret == 0 && snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name) < (int) sizeof path &&
-                    config_parse_file(c, path, false) < 0)
-                        ret = -EINVAL;
-                free(list[i]);
+
+                if (list[i].masked)
+                        continue;
+                if (snprintf(path, sizeof path, "%s/%s", dir, list[i].name) >= (int) sizeof path)
+                        return log_error_errno(-ENAMETOOLONG, "%s/%s: path too long", dir, list[i].name);
+                r = applied_add(a, path);
+                if (r < 0)
+                        return r;
+                r = config_parse_file(c, path);
+                if (r < 0 && ret == 0)
+                        ret = r;
         }
-        free(list);
         return ret;
 }
 
@@ -338,15 +483,48 @@ static int config_check(Config *c) {
         return 0;
 }
 
-int config_load(Config *c, const char *main_file, const char *dropin_dir) {
-        int r = 0;
+void config_search_init(ConfigSearch *ret, const char *main_file, const char *dropin_dir) {
+        static const ConfigSearch standard = {
+                .main_files = { CONFIG_FILE, CONFIG_FILE_RUN, CONFIG_FILE_LIB },
+                .dropin_dirs = { CONFIG_DROPIN_DIR, CONFIG_DROPIN_DIR_RUN, CONFIG_DROPIN_DIR_LIB },
+        };
 
+        *ret = (ConfigSearch) { .main_files = { main_file }, .dropin_dirs = { dropin_dir } };
+        if (main_file && strcmp(main_file, CONFIG_FILE) == 0)
+                memcpy(ret->main_files, standard.main_files, sizeof ret->main_files);
+        if (dropin_dir && strcmp(dropin_dir, CONFIG_DROPIN_DIR) == 0)
+                memcpy(ret->dropin_dirs, standard.dropin_dirs, sizeof ret->dropin_dirs);
+}
+
+int config_load_search(Config *c, const ConfigSearch *s, char ***ret_files) {
+        _cleanup_(config_files_freep) char **paths = NULL;
+        Applied a = {};
+        int r, ret;
+
+        if (ret_files) {
+                paths = calloc(CONFIG_FILES_MAX + 1, sizeof *paths);
+                if (!paths)
+                        return log_error_errno(-ENOMEM, "Out of memory");
+                a.paths = paths;
+        }
         config_init_defaults(c);
-        if (main_file && config_parse_file(c, main_file, true) < 0)
-                r = -EINVAL;
-        if (dropin_dir && config_parse_dropins(c, dropin_dir) < 0)
-                r = -EINVAL;
-        if (config_check(c) < 0)
-                r = -EINVAL;
-        return r;
+        ret = parse_main_file(c, s, &a);
+        r = parse_dropins(c, s, &a);
+        if (r < 0 && ret >= 0)
+                ret = r;
+        r = config_check(c);
+        if (r < 0 && ret >= 0)
+                ret = r;
+        if (ret < 0)
+                return ret;
+        if (ret_files)
+                *ret_files = TAKE_PTR(paths);
+        return 0;
+}
+
+int config_load(Config *c, const char *main_file, const char *dropin_dir) {
+        ConfigSearch s;
+
+        config_search_init(&s, main_file, dropin_dir);
+        return config_load_search(c, &s, NULL);
 }

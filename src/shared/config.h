@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredump.conf: the settings, their defaults and bounds, and where they are read from.
+ * Reads configuration files and directories only; no other I/O. */
 #pragma once
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "macro.h"
@@ -34,7 +37,12 @@ typedef enum CaptureMode {
 #define CRASH_TIMEOUT_MIN_USEC (1 * USEC_PER_SEC)
 #define CRASH_TIMEOUT_MAX_USEC (24 * 3600 * USEC_PER_SEC)
 #define CONFIG_LINE_MAX 4096
-#define CONFIG_DROPINS_MAX 128
+/* Distinct drop-in file names over all drop-in directories (a masked one counts too). */
+#define CONFIG_DROPINS_MAX 256
+/* Directories searched for the main file and for drop-ins: /etc, /run, /usr/lib. */
+#define CONFIG_SEARCH_DIRS_MAX 3
+/* Files one load applies: a main file and the drop-ins. */
+#define CONFIG_FILES_MAX (1 + CONFIG_DROPINS_MAX)
 #define USER_NAME_MAX 32
 #define RATE_LIMIT_BURST_MAX 100000U
 #define RATE_LIMIT_INTERVAL_MAX_USEC (7 * 24 * 3600 * USEC_PER_SEC)
@@ -64,12 +72,37 @@ typedef struct Config {
         CaptureMode mode;
 } Config;
 
+/* Where a load looks, each list highest precedence first and ended early by NULL (systemd's
+ * rules). The main file is the first of main_files that exists (/dev/null, or a symlink to it,
+ * masks it and the ones after). The drop-ins are the *.conf files in dropin_dirs: a name in an
+ * earlier directory hides that name in later ones, a /dev/null one masks it, and the survivors
+ * are applied after the main file in lexical order of their names, whatever their directory. */
+typedef struct ConfigSearch {
+        const char *main_files[CONFIG_SEARCH_DIRS_MAX];
+        const char *dropin_dirs[CONFIG_SEARCH_DIRS_MAX];
+} ConfigSearch;
+
 void config_init_defaults(Config *c);
-/* Loads main file (missing is fine) and drop-in dir (*.conf, sorted) on top of defaults.
- * Every problem is logged with file:line; returns -EINVAL if any value was invalid. */
+/* The built-in CONFIG_FILE and CONFIG_DROPIN_DIR stand for the whole search (/etc, /run,
+ * /usr/lib); any other path (--config=, --config-dir=) is searched alone; NULL searches nothing. */
+void config_search_init(ConfigSearch *ret, const char *main_file, const char *dropin_dir);
+/* Applies the files of the search on top of the defaults. Every problem is logged, with file:line
+ * where there is one. Returns -EINVAL if any value was invalid, -E2BIG past CONFIG_DROPINS_MAX
+ * drop-ins, another negative errno if a file or directory could not be read. On success,
+ * ret_files (if not NULL) gets the paths applied, in order, NULL-terminated: free with
+ * config_files_free(). */
+int config_load_search(Config *c, const ConfigSearch *s, char ***ret_files);
+/* config_load_search() of config_search_init(main_file, dropin_dir). */
 int config_load(Config *c, const char *main_file, const char *dropin_dir);
-/* Parses one "key=value" line of the [Coredump] section (exported for tests). */
+void config_files_free(char **files);
+static inline void config_files_freep(char ***files) {
+        config_files_free(*files);
+}
+/* Parses one "key=value" line of the [Coredump] section (exported for tests). "Key=" with
+ * nothing after the '=' puts the key back to its built-in default. */
 int config_parse_line(Config *c, const char *file, unsigned line, char *text, bool *in_section);
+/* The name of the i-th key, NULL past the last (for tests that cover every key). */
+const char *config_key_name(size_t i);
 
 const char *storage_to_string(Storage s);
 const char *mode_to_string(CaptureMode m);
