@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "crash-record.h"
 #include "crash.h"
@@ -164,6 +165,24 @@ static int crash_open_output(Crash *c) {
         return 0;
 }
 
+#ifdef MANAGER_TEST_FAULTS
+/* Test builds only (meson -Dworker-test-faults=true): COREDUMPD_TEST_FAULT=stream-timer makes
+ * arming a crash's stream deadline fail once, as an allocation failure would, after its output
+ * was opened: the crash is then recorded without a core, and nothing of the first try stays. */
+static bool fault_stream_timer(Crash *c) {
+        const char *f = getenv("COREDUMPD_TEST_FAULT");
+
+        if (!f || strcmp(f, "stream-timer") != 0 || c->fault_fired)
+                return false;
+        c->fault_fired = true;
+        return true;
+}
+#else
+static bool fault_stream_timer(Crash *c) {
+        return false;
+}
+#endif
+
 static int crash_ready_to_stream(Crash *c) {
         int r;
 
@@ -175,9 +194,16 @@ static int crash_ready_to_stream(Crash *c) {
         if (r >= 0 && c->no_core_why)
                 r = record_add_str(&c->record, "COREDUMP_PROCESSING_ERROR", c->no_core_why);
         if (r >= 0)
-                r = crash_arm_timer(c, c->manager->config.timeout_usec);
-        if (r < 0)
+                r = fault_stream_timer(c) ? -ENOMEM : crash_arm_timer(c, c->manager->config.timeout_usec);
+        if (r < 0) {
+                /* ours, not the kernel's: the record of the retry says so */
+                if (!c->no_core_why) {
+                        snprintf(c->why_buf, sizeof c->why_buf, "the crash could not be prepared for its worker: %s",
+                                 strerror(-r));
+                        c->no_core_why = c->why_buf;
+                }
                 return r;
+        }
         c->state = CRASH_WAIT_WORKER;
         return crash_start_streaming(c);
 }
@@ -623,6 +649,11 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
                 log_info("Crash of PID %d (%s, uid %u): %llu bytes processed, core not stored (Storage=%s)",
                          (int) c->info.pid, crash_comm(c), (unsigned) c->info.ruid, (unsigned long long) res->bytes_in,
                          storage_to_string(c->manager->config.storage));
+        /* a core that will not be linked gives its space back now, so that its record fits on a
+         * full disk (the worker still holds the file open) */
+        if (c->storing && !facts.filename[0] && ftruncate(c->out_fd, 0) < 0)
+                log_debug_errno(negative_errno(), "Crash of PID %d: could not free the lost core's space: %m",
+                                (int) c->info.pid);
         crash_keep_record(c, &facts, NULL);
 
         c->state = CRASH_RECORDING;

@@ -52,6 +52,9 @@ typedef struct Crash {
         char why_buf[PATH_MAX + 256]; /* no_core_why when it is made up */
         bool core_counted;       /* counts in Manager.n_cores */
         bool counted_only;       /* suppressed: counted for a summary, nothing else to do */
+#ifdef MANAGER_TEST_FAULTS
+        bool fault_fired;        /* test builds: the injected fault happened to this crash */
+#endif
         uint8_t req_buf[COREDUMP_REQ_SIZE_MAX];
         size_t req_len, req_size;
         uint8_t mark[COREDUMP_MARK_SIZE];

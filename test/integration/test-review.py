@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 
-from cdtest import (BUILD, CRASHER, Env, _restore, check, crash, read_exports, run_cases, wait_until)
+from cdtest import (BUILD, CRASHER, Env, _restore, check, crash, read_exports, run_cases, skip, wait_until)
 
 HELPER = os.path.join(BUILD, "src", "coredump-pipe")
 
@@ -171,6 +171,42 @@ def case_container():
     print(f"observed: host PID {host}: no container; PID {inner['COREDUMP_PID'].decode()}: container {got.decode()!r}")
 
 
+def storage_fds(pid, store):
+    """The descriptors of process pid that are files of the storage directory (an O_TMPFILE
+    shows as "STORE/#INODE (deleted)")."""
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(store + "/"):
+            out.append(target)
+    return out
+
+
+def case_output_retry():
+    """(h) A crash whose preparation fails after its output was opened is recorded without a
+    core on a second try; the first try's output is closed, not leaked (an unlinked file holding
+    disk space in the store until the daemon exits), and the record names the real reason, not
+    "the kernel gave up". Needs the fault build (-Dworker-test-faults=true)."""
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        skip("needs a build with -Dworker-test-faults=true (the sanitizer build of tools/run-tests.sh)")
+    env = Env()
+    d = env.start(environ={"COREDUMPD_TEST_FAULT": "stream-timer"})
+    pid, _ = crash("segv")
+    r = record_of(env, pid, d)
+    why = r.get("COREDUMP_PROCESSING_ERROR", b"")
+    check(why.startswith(b"the crash could not be prepared for its worker: Cannot allocate memory"),
+          f"PROCESSING_ERROR {why!r}")
+    check(b"COREDUMP_FILENAME" not in r and not env.cores(), "a core was stored")
+    leaked = storage_fds(d.proc.pid, os.path.realpath(env.store))
+    check(not leaked, f"the daemon still holds {leaked} after the crash")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print(f"observed: PID {pid}: {why.decode()}; no descriptor of the store left open")
+
+
 if __name__ == "__main__":
     run_cases({"limit_compaction": case_limit_compaction, "pipe_eof": case_pipe_eof, "reload_storm": case_reload_storm,
-               "pipe_unpinned_peek": case_pipe_unpinned_peek, "container": case_container})
+               "pipe_unpinned_peek": case_pipe_unpinned_peek, "container": case_container,
+               "output_retry": case_output_retry})
