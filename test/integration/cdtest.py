@@ -10,6 +10,7 @@ import glob
 import os
 import pwd
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -24,6 +25,8 @@ CORE_PATTERN = "/proc/sys/kernel/core_pattern"
 SUID_DUMPABLE = "/proc/sys/fs/suid_dumpable"
 CORE_PIPE_LIMIT = "/proc/sys/kernel/core_pipe_limit"
 TEST_USER = "cdstest"
+# poll() and ppoll() (what a worker waiting for its job sleeps in), where /proc/PID/wchan says nothing
+POLL_SYSCALLS = {"x86_64": ("7", "271"), "aarch64": ("73",)}
 
 BUILD = os.path.realpath(os.environ.get("CDS_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build")))
 COREDUMPD = os.path.join(BUILD, "src", "coredumpd")
@@ -50,6 +53,12 @@ def _on_signal(signo, frame):
 atexit.register(_run_restores)
 signal.signal(signal.SIGTERM, _on_signal)
 signal.signal(signal.SIGINT, _on_signal)
+
+# The programs the tests crash inherit RLIMIT_CORE from here. coredumpd honours it as
+# systemd-coredump does (below one page: no core), and a shell outside systemd starts with a soft
+# limit of 0; systemd raises it to infinity for every service and session, so do the same.
+# Tests of the limit itself lower it for their program.
+resource.setrlimit(resource.RLIMIT_CORE, (resource.getrlimit(resource.RLIMIT_CORE)[1],) * 2)
 
 
 def read_file(path):
@@ -91,6 +100,21 @@ def check(cond, msg):
         raise AssertionError(msg)
 
 
+def wait_until(predicate, timeout, what):
+    """Polls predicate() every 50 ms until it returns something true, and returns that. After
+    timeout seconds fails with "timed out after {timeout}s waiting for {what}"; what may be a
+    function, called then, so the message can show the state at that moment (a log, a listing).
+    predicate may itself fail (check()) to give up early, e.g. when a daemon died."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what() if callable(what) else what}")
+        time.sleep(0.05)
+
+
 def test_user():
     try:
         return pwd.getpwnam(TEST_USER)
@@ -111,23 +135,41 @@ class Daemon:
         return [int(x) for x in out.split()]
 
     def wait_log(self, pattern, timeout=20):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """The whole line of the daemon's log that pattern is found in, once it is there."""
+        def found():
             text = self.log_text()
             m = re.search(pattern, text)
-            if m:  # the whole line it is in
-                return text[text.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0]
+            if m:  # a tuple: true even if the line is empty
+                return (text[text.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0],)
             check(self.proc.poll() is None, f"daemon exited ({self.proc.returncode}) waiting for /{pattern}/:\n{self.log_text()}")
-            time.sleep(0.05)
-        raise AssertionError(f"no /{pattern}/ in the daemon log within {timeout}s:\n{self.log_text()}")
+            return None
+        return wait_until(found, timeout, lambda: f"/{pattern}/ in the daemon log:\n{self.log_text()}")[0]
 
     def wait_workers(self, n, timeout=10):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(self.children()) >= n:
-                return self.children()
-            time.sleep(0.05)
-        raise AssertionError(f"fewer than {n} workers started")
+        """The daemon's children, once there are at least n."""
+        wait_until(lambda: len(self.children()) >= n, timeout,
+                   lambda: f"{n} workers (have {self.children()}):\n{self.log_text()}")
+        return self.children()
+
+    def wait_idle_workers(self, n, timeout=10):
+        """n workers that announced themselves ready and sleep in poll() until the manager gives
+        them a job (the only poll() of a worker before its job): stopped from then on, a worker
+        still counts as idle for the manager."""
+        def proc(pid, name):
+            try:
+                return read_file(f"/proc/{pid}/{name}")
+            except OSError:  # gone, or not ours to read
+                return ""
+
+        def idle(pid):  # wchan is "0" without kallsyms: then the syscall it sleeps in
+            return (re.match(r"(do_sys_poll|poll_schedule_timeout)", proc(pid, "wchan")) or
+                    proc(pid, "syscall").split(" ", 1)[0] in POLL_SYSCALLS.get(os.uname().machine, ()))
+
+        def workers():
+            ws = [w for w in self.children() if idle(w)]
+            return ws if len(ws) >= n else None
+        return wait_until(workers, timeout, lambda: f"{n} workers waiting for a job (children {self.children()}):\n"
+                          f"{self.log_text()}")
 
     def stop(self):
         if self.proc.poll() is None:
@@ -217,13 +259,10 @@ class Env:
         return sorted(glob.glob(os.path.join(self.store, "core.*")))
 
     def wait_cores(self, n, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(self.cores()) >= n:
-                return self.cores()
-            time.sleep(0.05)
-        raise AssertionError(f"expected {n} stored cores, have {self.cores()}:\n" +
-                             "\n".join(d.log_text() for d in self.daemons))
+        """The stored cores, once there are at least n."""
+        wait_until(lambda: len(self.cores()) >= n, timeout,
+                   lambda: f"{n} stored cores, have {self.cores()}:\n" + "\n".join(d.log_text() for d in self.daemons))
+        return self.cores()
 
     def mount_tmpfs(self, path, size):
         os.makedirs(path, exist_ok=True)
@@ -258,14 +297,24 @@ class Journal:
         self.ns = f"/proc/{self.proc.pid}/ns/mnt"
         self.dir = os.path.join(dirs["jlog"], read_file(MACHINE_ID))
         self._wait(os.path.join(dirs["jrun"], "journal", "socket"))
+        # journald binds its sockets before it takes SIGUSR1 (signalfd): sent earlier, the signal kills it
+        wait_until(lambda: self._catches(signal.SIGUSR1), 10, lambda: f"journald to handle SIGUSR1:\n{read_file(self.log)}")
         os.kill(self.proc.pid, signal.SIGUSR1)  # write to the persistent directory from now on
         self._wait(os.path.join(self.dir, "system.journal"))
 
+    def _catches(self, sig):
+        """Whether journald takes sig (blocked for its signalfd, or caught), failing if it died."""
+        check(self.proc.poll() is None, f"journald exited ({self.proc.returncode}):\n{read_file(self.log)}")
+        status = read_file(f"/proc/{self.proc.pid}/status")
+        masks = [int(m, 16) for m in re.findall(r"^Sig(?:Blk|Cgt):\s+([0-9a-f]+)$", status, re.M)]
+        return any(m & (1 << (sig - 1)) for m in masks)
+
     def _wait(self, path, timeout=10):
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(path):
-            check(time.monotonic() < deadline and self.proc.poll() is None, f"journald did not create {path}")
-            time.sleep(0.05)
+        def created():
+            check(os.path.exists(path) or self.proc.poll() is None,
+                  f"journald exited ({self.proc.returncode}) before creating {path}:\n{read_file(self.log)}")
+            return os.path.exists(path)
+        wait_until(created, timeout, lambda: f"journald to create {path}:\n{read_file(self.log)}")
 
     def sync(self):
         subprocess.run(["nsenter", f"--mount={self.ns}", "journalctl", "--sync"], check=True, timeout=30)
@@ -279,14 +328,11 @@ class Journal:
 
     def entry(self, pid, timeout=30):
         """The one coredump entry of PID pid, waiting for journald to have it."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def found():
             es = [e for e in self.entries("MESSAGE_ID=" + COREDUMP_MESSAGE_ID) if e.get("COREDUMP_PID") == str(pid).encode()]
-            if es:
-                check(len(es) == 1, f"{len(es)} journal entries for PID {pid}")
-                return es[0]
-            time.sleep(0.2)
-        raise AssertionError(f"no journal entry for PID {pid}")
+            check(len(es) <= 1, f"{len(es)} journal entries for PID {pid}")
+            return es and es[0]
+        return wait_until(found, timeout, f"the journal entry of PID {pid}")
 
     def stop(self):
         if self.proc.poll() is None:

@@ -9,10 +9,9 @@ import pty
 import re
 import shutil
 import subprocess
-import time
 
-from cdtest import (COREDUMPCTL, CRASHER, Env, Journal, check, coredumpctl, crash, elf_core_info, run_cases,
-                    systemd_coredumpctl, test_user)
+from cdtest import (COREDUMP_MESSAGE_ID, COREDUMPCTL, CRASHER, Env, Journal, check, coredumpctl, crash, elf_core_info,
+                    read_exports, run_cases, systemd_coredumpctl, test_user, wait_until)
 
 LIST_KEYS = {"time", "pid", "uid", "gid", "sig", "corefile", "exe", "size"}
 
@@ -43,11 +42,12 @@ def user_exe(env):
 
 
 def crash_and_wait(env, n_before, mode="segv", user=None, exe=CRASHER):
+    """A crash, once its core (the n_before + 1-th) and its record are in the store."""
     pid, _ = crash(mode, user=user, exe=exe)
     env.wait_cores(n_before + 1)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and len([f for f in os.listdir(env.store) if f.startswith("record.")]) <= n_before:
-        time.sleep(0.05)
+    wait_until(lambda: any(r.get("COREDUMP_PID") == str(pid).encode() for r in read_exports(env, "record")), 20,
+               lambda: f"the record of PID {pid} beside its core; the store has {sorted(os.listdir(env.store))}:\n"
+               + "\n".join(d.log_text() for d in env.daemons))
     return pid
 
 
@@ -89,8 +89,8 @@ def case_journal():
     exe = user_exe(env)
     pids = [crash_and_wait(env, 0, "segv", exe=exe), crash_and_wait(env, 1, "abort", exe=exe),
             crash_and_wait(env, 2, "segv", user=user, exe=exe)]
-    time.sleep(0.5)
-    j.sync()
+    for pid in pids:  # the entry is written after the record
+        j.entry(pid)
     D = ("-D", j.dir)
     for args in (("list",), ("list", "--json=short"), ("--json=pretty", "list"), ("list", "--no-legend"),
                  ("list", "-r", "-n", "2"), ("-1",), ("list", "-F", "COREDUMP_EXE"), ("list", exe),
@@ -150,8 +150,8 @@ def case_mix():
     j = Journal(env)
     d = env.start(journal=j)
     first = [crash_and_wait(env, 0), crash_and_wait(env, 1, "abort")]
-    time.sleep(0.5)
-    j.sync()
+    for pid in first:  # in the journal before journald goes
+        j.entry(pid)
     j.stop()
     later = crash_and_wait(env, 2)
     args = ("-D", j.dir, "--storage", env.store)
@@ -261,8 +261,8 @@ def case_user():
     exe = user_exe(env)
     root_pids = [crash_and_wait(env, 0, exe=exe), crash_and_wait(env, 1, exe=exe)]
     user_pids = [crash_and_wait(env, 2, user=user, exe=exe), crash_and_wait(env, 3, user=user, exe=exe)]
-    time.sleep(0.5)
-    j.sync()
+    for pid in root_pids + user_pids:
+        j.entry(pid)
     U = ("-D", j.dir, "--storage", env.store, "--control", env.control)
     seen = json.loads(ok(coredumpctl(*U, "--json=short", "list", user=user), "user list"))
     check([e["pid"] for e in seen] == user_pids and all(e["corefile"] == "present" for e in seen), f"user sees {seen}")
@@ -308,8 +308,9 @@ def case_forged():
             "MESSAGE": "Process 1 (forged) dumped core."}
     log_as(j, user, {**base, "COREDUMP_PID": "7001", "COREDUMP_UID": "0"})  # someone else's crash
     log_as(j, user, {**base, "COREDUMP_PID": "7002", "COREDUMP_UID": str(user.pw_uid)})  # their own
-    time.sleep(0.5)
-    j.sync()
+    j.entry(real)
+    wait_until(lambda: len([e for e in j.entries("MESSAGE_ID=" + COREDUMP_MESSAGE_ID)
+                            if e.get("COREDUMP_COMM") == b"forged"]) >= 2, 30, "the two forged entries in the journal")
     A = ("-D", j.dir, "--config", env.conf)
     pids = [e["pid"] for e in json.loads(ok(coredumpctl(*A, "--json=short", "list"), "list"))]
     check(pids == [real, 7002], f"listed {pids}: a user's entry about root's crash must not be believed")

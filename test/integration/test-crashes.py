@@ -3,23 +3,38 @@
 """Real programs crash on the live kernel; each must end as exactly one stored core that
 decompresses to a valid ELF core of that process, with the right owner, mode, ACL, xattrs."""
 import os
+import re
 import shutil
 import signal
 import stat
 
-from cdtest import (CRASHER, Env, acl_users, check, crash, decompress, elf_core_info, gdb_threads, run_cases,
+from cdtest import (CRASHER, Env, acl_users, check, crash, decompress, elf_core_info, gdb_threads, read_file, run_cases,
                     save_sysctl, test_user, xattrs, SUID_DUMPABLE)
 
 ET_CORE = 4
+
+
+def escape_comm(comm):
+    """As coredump_escape_comm(): control characters, non-ASCII, '/', '.', ' ' and '\\' as \\xHH."""
+    return "".join(f"\\x{b:02x}" if b < 32 or b >= 127 or chr(b) in "/. \\" else chr(b) for b in comm.encode())
+
+
+def check_name(path, comm, uid, pid, suffix):
+    """The stored core's name is exactly core.COMM.UID.BOOTID.PID.USEC<suffix>, with this crash's
+    comm, uid and PID and this boot's id; returns USEC."""
+    boot = read_file("/proc/sys/kernel/random/boot_id").replace("-", "")
+    name = os.path.basename(path)
+    m = re.fullmatch(rf"core\.{re.escape(escape_comm(comm))}\.{uid}\.{boot}\.{pid}\.([0-9]+){re.escape(suffix)}", name)
+    check(m, f"bad name {name}: expected core.{escape_comm(comm)}.{uid}.{boot}.{pid}.USEC{suffix}")
+    return m.group(1)
 
 
 def verify_core(env, path, pid, sig, exe=CRASHER, threads=1, uid=0):
     st = os.stat(path)
     check(stat.S_IMODE(st.st_mode) == 0o640 and st.st_uid == 0 and st.st_gid == 0,
           f"{path}: mode {oct(st.st_mode)} owner {st.st_uid}:{st.st_gid}, expected 0640 root:root")
-    name = os.path.basename(path)
     comm = os.path.basename(exe)[:15]
-    check(name.startswith(f"core.{comm}.{uid}.") and f".{pid}." in name and name.endswith(".zst"), f"bad name {name}")
+    usec = check_name(path, comm, uid, pid, ".zst")
     core = decompress(path, os.path.join(env.base, "core.elf"))
     info = elf_core_info(core)
     check(info["type"] == ET_CORE, f"e_type {info['type']}, expected ET_CORE")
@@ -33,6 +48,7 @@ def verify_core(env, path, pid, sig, exe=CRASHER, threads=1, uid=0):
         check(x.get(k) == v, f"xattr user.coredump.{k}={x.get(k)!r}, expected {v!r}")
     for k in ("gid", "timestamp", "hostname", "rlimit"):
         check(k in x, f"xattr user.coredump.{k} missing")
+    check(x["timestamp"] == usec, f"USEC {usec} of the name is not the crash's time {x['timestamp']}")
     os.unlink(core)
     return x
 
@@ -114,8 +130,7 @@ def case_compressions():
         d = env.start()
         pid, _ = crash("mem", 32)
         path = env.wait_cores(1)[0]
-        check(path.endswith(f".{pid}." + path.split(f".{pid}.")[1]) and (path.endswith(suffix) if suffix else
-              not path.endswith((".zst", ".lz4"))), f"{path}: wrong suffix for Compress={compress}")
+        check_name(path, "crasher", 0, pid, suffix)  # Compress=no: no suffix at all
         core = decompress(path, os.path.join(env.base, "core.elf"))
         info = elf_core_info(core)
         check(info["type"] == ET_CORE and info["pids"][0] == pid, f"Compress={compress}: bad core {info}")

@@ -15,7 +15,7 @@ import subprocess
 import time
 
 from cdtest import (CORE_PATTERN, CRASHER, Env, Journal, check, crash, read_exports, run_cases, skip, start_crash,
-                    slow_crash_in_flight, write_file)
+                    slow_crash_in_flight, wait_until, write_file)
 
 
 def observed(d, pattern):
@@ -27,21 +27,18 @@ def healthy(env, d):
     """The daemon still stores the next crash (and keeps its record)."""
     pid, rc = crash("segv")
     check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
-    deadline = time.monotonic() + 60
-    while not any(f".{pid}." in c for c in env.cores()):
-        check(time.monotonic() < deadline, f"no core for PID {pid} after the fault:\n{d.log_text()[-3000:]}")
-        time.sleep(0.05)
+    wait_until(lambda: any(f".{pid}." in c for c in env.cores()), 60,
+               lambda: f"a core for PID {pid} after the fault:\n{d.log_text()[-3000:]}")
     return pid
 
 
 def record_of(env, pid, timeout=30):
-    deadline = time.monotonic() + timeout
-    while True:
-        recs = [r for r in read_exports(env, "record") if r.get("COREDUMP_PID") == str(pid).encode()]
-        if recs or time.monotonic() > deadline:
-            check(len(recs) == 1, f"{len(recs)} records of PID {pid}")
-            return recs[0]
-        time.sleep(0.05)
+    def recs():
+        return [r for r in read_exports(env, "record") if r.get("COREDUMP_PID") == str(pid).encode()]
+    wait_until(recs, timeout, f"the record of PID {pid}")
+    found = recs()
+    check(len(found) == 1, f"{len(found)} records of PID {pid}")
+    return found[0]
 
 
 def case_storage_readonly():
@@ -60,6 +57,11 @@ def case_storage_readonly():
                r"Read-only file system")
     e = j.entry(pid)
     check(e.get("COREDUMP_SIGNAL") == b"11" and "COREDUMP_FILENAME" not in e, f"journal entry of the crash: {e}")
+    # the journal entry is the only record of this crash (no record file can be written on a
+    # read-only store): it must say why there is no core
+    check(b"Read-only file system" in e.get("COREDUMP_PROCESSING_ERROR", b""),
+          f"the journal entry does not explain the lost core: COREDUMP_PROCESSING_ERROR="
+          f"{e.get('COREDUMP_PROCESSING_ERROR')!r}")
     observed(d, rf"Crash of PID {pid} \(crasher\): failed to keep its record in {env.store}: Read-only file system")
     subprocess.run(["mount", "-o", "remount,rw", env.store], check=True)
     check(env.cores() == [], f"a core on a read-only directory: {env.cores()}")
@@ -130,10 +132,8 @@ def case_worker_killed_idle():
     spares = d.wait_workers(2)
     for w in spares:
         os.kill(w, signal.SIGKILL)
-    deadline = time.monotonic() + 20
-    while len(set(d.children()) - set(spares)) < 2:  # replaced
-        check(time.monotonic() < deadline, f"spares not replaced:\n{d.log_text()}")
-        time.sleep(0.05)
+    wait_until(lambda: len(set(d.children()) - set(spares)) >= 2, 20,
+               lambda: f"the killed spares {spares} to be replaced (children {d.children()}):\n{d.log_text()}")
     for w in spares:
         observed(d, rf"[Ww]orker {w}\b.*")
     healthy(env, d)
@@ -228,10 +228,8 @@ def case_manager_killed():
     d.proc.kill()
     d.proc.wait()
     check(p.wait(30) == -signal.SIGSEGV, f"in-flight crasher ended with {p.returncode}")
-    deadline = time.monotonic() + 10
-    while any(os.path.exists(f"/proc/{w}") for w in workers) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    check(not any(os.path.exists(f"/proc/{w}") for w in workers), "workers outlived their manager")
+    wait_until(lambda: not any(os.path.exists(f"/proc/{w}") for w in workers), 10,
+               f"the workers {workers} to die with their manager (they outlived it)")
     queued = [start_crash("segv") for _ in range(3)]
     time.sleep(0.5)
     d2 = env.start(extra=["--no-register"], listen_fd=s.fileno())

@@ -11,7 +11,8 @@ import signal
 import subprocess
 import time
 
-from cdtest import (CRASHER, Env, check, crash, fill, read_exports, run_cases, slow_crash_in_flight, test_user)
+from cdtest import (CRASHER, Env, check, crash, fill, read_exports, run_cases, slow_crash_in_flight, test_user,
+                    wait_until)
 
 SUPPRESSED_ID = b"44a599742dfc4659a9825d09da683686"
 
@@ -63,11 +64,14 @@ def suppressed_count(sums, exe=None, reason=b"rate-limit"):
 
 def wait_quiet(env, d, n_records, timeout=120):
     """Until n_records crash records are written (every taken or fully recorded crash has one)."""
-    deadline = time.monotonic() + timeout
-    while len(read_exports(env, "record")) < n_records:
-        check(time.monotonic() < deadline, f"only {len(read_exports(env, 'record'))} of {n_records} records:\n"
-              + d.log_text()[-4000:])
-        time.sleep(0.2)
+    wait_until(lambda: len(read_exports(env, "record")) >= n_records, timeout,
+               lambda: f"{n_records} records, have {len(read_exports(env, 'record'))}:\n" + d.log_text()[-4000:])
+
+
+def rate_limit_reason(burst, interval, exe):
+    """COREDUMP_PROCESSING_ERROR of the first crash of exe refused in a window (src/manager/policy.c)."""
+    return (f"rate limit: more than RateLimitBurst={burst} cores of executable {exe} in RateLimitIntervalSec={interval}s; "
+            "core not dumped, further crashes in this window are counted in a summary").encode()
 
 
 def case_storm():
@@ -102,6 +106,9 @@ def case_storm():
     check(len(looper) + counted == 975, f"looper: {len(looper)} stored + {counted} suppressed != 975")
     firsts = [r for r in read_exports(env, "record") if r.get("COREDUMP_COMM") == b"looper"
               and b"rate limit" in r.get("COREDUMP_PROCESSING_ERROR", b"")]
+    reason = rate_limit_reason(burst, interval, exes["looper"])
+    wrong = [r["COREDUMP_PROCESSING_ERROR"] for r in firsts if r["COREDUMP_PROCESSING_ERROR"] != reason]
+    check(not wrong, f"refused crashes of the looper not explained as {reason!r}: {wrong}")
     looper_sums = [e for e in sums if e.get("COREDUMP_EXE") == exes["looper"].encode()]
     check(len(firsts) == len(looper_sums) >= 1, f"{len(firsts)} full records of refused crashes, "
           f"{len(looper_sums)} summaries: one of each per window")
@@ -198,14 +205,15 @@ def case_service():
 
 def case_pipe():
     """Pipe mode: the same limits; a refused core is dropped (the pipe closed), still counted."""
-    env = Env({"Mode": "pipe", "RateLimitBurst": "2"})
+    env = Env({"Mode": "pipe", "RateLimitBurst": "2", "RateLimitIntervalSec": "60s"})
     d = env.start()
     pids = [crash("segv")[0] for _ in range(5)]
     wait_quiet(env, d, 3)
     check(d.stop() == 0, "daemon did not stop cleanly")
     check(len(env.cores()) == 2, f"two cores for a burst of 2: {env.cores()}")
     rec = [r for r in read_exports(env, "record") if r["COREDUMP_PID"] == str(pids[2]).encode()]
-    check(rec and b"rate limit" in rec[0].get("COREDUMP_PROCESSING_ERROR", b""), f"record of the first refused: {rec}")
+    reason = rate_limit_reason(2, 60, CRASHER)
+    check(rec and rec[0].get("COREDUMP_PROCESSING_ERROR") == reason, f"record of the first refused, expected {reason!r}: {rec}")
     check(suppressed_count(summaries(env), CRASHER) == 3, f"summary: {summaries(env)}")
 
 
@@ -271,7 +279,9 @@ def case_vacuum_users():
     check(f".{users[0]}." not in names, f"the heaviest user's oldest core stayed: {names}")
     for pid in (root_old, root_new, users[1], users[2]):
         check(f".{pid}." in names, f"core of {pid} was vacuumed: {names}")
-    check(len(read_exports(env, "record")) == 5, "the records must stay")
+    # the new core's record is written after the vacuum that follows its link
+    wait_until(lambda: len(read_exports(env, "record")) == 5, 30,
+               lambda: f"5 records (the vacuum must keep them), have {len(read_exports(env, 'record'))}")
     d.stop()
 
 
@@ -286,10 +296,8 @@ def case_keep_free():
     fill(os.path.join(env.store, "filler"))
     new, _ = crash("segv")
     print("observed:", d.wait_log(rf"Vacuumed core\.crasher\.0\..*\.{old}\."))
-    deadline = time.monotonic() + 30
-    while not any(f".{new}." in c for c in env.cores()):
-        check(time.monotonic() < deadline, f"the new core was not stored:\n{d.log_text()}")
-        time.sleep(0.05)
+    wait_until(lambda: any(f".{new}." in c for c in env.cores()), 30,
+               lambda: f"the new core (PID {new}) to be stored; cores {env.cores()}:\n{d.log_text()}")
     check(not any(f".{old}." in c for c in env.cores()), "the oldest core stayed")
     d.stop()
 
@@ -306,12 +314,11 @@ def case_max_age():
     d.wait_log(rf"Vacuumed core\.crasher\.0\..*\.{old}\.")  # by the vacuum before the new core is written
     names = " ".join(c for c in env.wait_cores(1) if f".{new}." in c or f".{old}." in c)
     check(f".{new}." in names and f".{old}." not in names, f"cores: {names}")
-    deadline = time.monotonic() + 20
-    while True:  # the new crash's record comes after the vacuum
-        recs = [r["COREDUMP_PID"] for r in read_exports(env, "record")]
-        if str(new).encode() in recs or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+    def recorded():
+        return [r["COREDUMP_PID"] for r in read_exports(env, "record")]
+    # the new crash's record comes after the vacuum
+    wait_until(lambda: str(new).encode() in recorded(), 20, lambda: f"the record of PID {new}; records: {recorded()}")
+    recs = recorded()
     check(recs == [str(new).encode()], f"records: {recs}")
     d.stop()
 

@@ -14,8 +14,8 @@ import subprocess
 import time
 
 from cdtest import (BUILD, CORE_PATTERN, CORE_PIPE_LIMIT, CRASHER, SUID_DUMPABLE, Env, Journal, check, crash,
-                    decompress, elf_core_info, parse_export, read_file, run_cases, save_sysctl, systemd_coredumpctl,
-                    test_user, write_file)
+                    decompress, elf_core_info, parse_export, read_exports, read_file, run_cases, save_sysctl,
+                    systemd_coredumpctl, test_user, wait_until, write_file)
 
 HELPER = os.path.join(BUILD, "src", "coredump-pipe")
 # fields whose values differ between any two crashes
@@ -155,7 +155,8 @@ def pid_reuse(with_pidfd):
         kernel.close()
         handover.close()
         d.wait_log(rf"Crash of PID {pid} ")
-        time.sleep(1)
+        wait_until(lambda: any(r.get("COREDUMP_PID") == str(pid).encode() for r in read_exports(env, "record")), 20,
+                   lambda: f"the record of the killed crash {pid}:\n{d.log_text()}")
         d.stop()
         for path in glob.glob(os.path.join(env.store, "*")):
             with open(path, "rb") as f:
@@ -250,10 +251,8 @@ def case_refusals():
         os.close(r)
         os.close(w)
     pid, _ = crash("segv")  # still healthy
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(f".{pid}." in c for c in env.cores()):
-        time.sleep(0.1)
-    check(any(f".{pid}." in c for c in env.cores()), f"no core for {pid} after the refusals:\n{d.log_text()}")
+    wait_until(lambda: any(f".{pid}." in c for c in env.cores()), 30,
+               lambda: f"a core for {pid} after the refusals:\n{d.log_text()}")
     d.stop()
 
 

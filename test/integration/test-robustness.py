@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from cdtest import (COREDUMPD, CORE_PATTERN, CRASHER, Env, check, crash, decompress, elf_core_info, run_cases, start_crash,
-                    fill, slow_crash_in_flight, write_file, xattrs, read_file)
+                    fill, read_exports, slow_crash_in_flight, wait_until, write_file, xattrs, read_file)
 
 ET_CORE = 4
 
@@ -142,6 +142,13 @@ def case_disk_full():
     check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
     d.wait_log(rf"Crash of PID {pid} \(crasher\): core lost after \d+ bytes: No space left on device")
     check(env.cores() == [], f"partial core left behind: {env.cores()}")
+    # the record says why there is no core (the partial core's space must be given back first, for it to fit)
+    rec = wait_until(lambda: [r for r in read_exports(env, "record") if r.get("COREDUMP_PID") == str(pid).encode()], 20,
+                     lambda: f"the record of PID {pid}:\n{d.log_text()}")
+    check(len(rec) == 1, f"{len(rec)} records of PID {pid}")
+    check(b"No space left on device" in rec[0].get("COREDUMP_PROCESSING_ERROR", b"") and "COREDUMP_FILENAME" not in rec[0],
+          f"the record does not explain the lost core: COREDUMP_PROCESSING_ERROR="
+          f"{rec[0].get('COREDUMP_PROCESSING_ERROR')!r}, COREDUMP_FILENAME={rec[0].get('COREDUMP_FILENAME')!r}")
     st = os.statvfs(env.store)
     check(st.f_bfree * st.f_frsize > 7 << 20, "the lost core's space was not given back")
     healthy(env, d, 0)
@@ -151,6 +158,7 @@ def case_disk_full():
     pid, _ = crash("segv")
     d.wait_log(rf"Crash of PID {pid} \(crasher\): core lost after")
     check(len(env.cores()) == 1, "a core was stored on a full disk")
+    # (no record of this one to check: the disk has no room for it either)
     os.unlink(filler)
     healthy(env, d, 1)
     d.stop()
@@ -160,8 +168,7 @@ def case_deadline():
     """A worker that stops reading is killed at the deadline and the crashed task released."""
     env = Env({"TimeoutSec": "2", "SpareWorkers": "2"})
     d = env.start()
-    workers = d.wait_workers(2)
-    time.sleep(0.3)  # let them reach READY
+    workers = d.wait_idle_workers(2)  # stopped before READY they would be replaced, not given the crash
     for w in workers:
         os.kill(w, signal.SIGSTOP)
     t0 = time.monotonic()
@@ -256,7 +263,9 @@ def case_reload():
     check(env.cores()[0].endswith(".zst"), "old configuration not kept")
     env.write_config({"Compress": "lz4"})
     d.proc.send_signal(signal.SIGHUP)
-    time.sleep(0.5)
+    # the second reload logged: it is applied before the event loop takes the next crash
+    wait_until(lambda: d.log_text().count("Reloading configuration") >= 2, 20,
+               lambda: f"the second reload:\n{d.log_text()}")
     pid, _ = crash("segv")
     path = [c for c in env.wait_cores(2) if f".{pid}." in c]
     check(path and path[0].endswith(".lz4"), f"new configuration not applied: {env.cores()}")
@@ -272,13 +281,10 @@ def case_vacuum():
     for i in range(4):
         pid, _ = crash("segv")
         pids.append(pid)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not any(f".{pid}." in c for c in env.cores()):
-            time.sleep(0.05)
-        check(any(f".{pid}." in c for c in env.cores()), f"the core just written ({pid}) is not there")
+        wait_until(lambda: any(f".{pid}." in c for c in env.cores()), 30,
+                   lambda: f"the core just written ({pid}); cores {env.cores()}")
     # the vacuum runs right after the core is linked: give the last one a moment to finish
     d.wait_log(rf"Vacuumed core\.crasher\.0\..*\.{pids[0]}\.")
-    deadline = time.monotonic() + 10
 
     def allocated(path):  # a core may go between the listing and the stat
         try:
@@ -286,18 +292,17 @@ def case_vacuum():
         except FileNotFoundError:
             return 0
 
-    while True:
-        used = sum(allocated(c) for c in env.cores())
-        if used <= 48 << 10 or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    check(used <= 48 << 10 or len(env.cores()) == 1, f"{len(env.cores())} cores, {used} bytes over MaxUse=48K")
+    def used():
+        return sum(allocated(c) for c in env.cores())
+    wait_until(lambda: used() <= 48 << 10 or len(env.cores()) == 1, 10,
+               lambda: f"the store within MaxUse=48K: {len(env.cores())} cores, {used()} bytes")
     check(not any(f".{pids[0]}." in c for c in env.cores()), "the oldest core was not vacuumed")
-    deadline = time.monotonic() + 20
-    while len(glob.glob(os.path.join(env.store, "record.*"))) < 4 and time.monotonic() < deadline:
-        time.sleep(0.05)  # the last crash's record comes after its vacuum
-    records = glob.glob(os.path.join(env.store, "record.*"))
-    check(len(records) == 4, f"records must stay: {records}")
+
+    def records():
+        return glob.glob(os.path.join(env.store, "record.*"))
+    # the last crash's record comes after its vacuum
+    wait_until(lambda: len(records()) >= 4, 20, lambda: f"the 4 records, which must stay: {records()}")
+    check(len(records()) == 4, f"records must stay: {records()}")
     d.stop()
 
 

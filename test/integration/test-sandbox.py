@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from cdtest import BUILD, Env, check, crash, run_cases, test_user
+from cdtest import BUILD, Env, check, crash, run_cases, test_user, wait_until
 
 PROBE = os.path.join(BUILD, "test", "sandbox-probe")
 MANAGER_CAPS = (1 << 19) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 6) | (1 << 8)
@@ -62,8 +62,7 @@ def case_live_worker():
     s = status(d.proc.pid)
     check(int(s["CapEff"], 16) == MANAGER_CAPS and int(s["CapBnd"], 16) == MANAGER_CAPS,
           f"manager CapEff {s['CapEff']} CapBnd {s['CapBnd']}, expected {MANAGER_CAPS:016x}")
-    spares = d.wait_workers(2)
-    time.sleep(0.3)
+    spares = d.wait_idle_workers(2)
     for w in spares:  # waiting for a job: nothing of a crash seen yet, but already no more than the manager
         check(int(status(w)["CapBnd"], 16) & ~MANAGER_CAPS == 0, f"spare {w} holds more than the manager")
     exe = os.path.join(env.base, "crasher")
@@ -73,18 +72,16 @@ def case_live_worker():
     os.chmod(exe, 0o755)
     p = subprocess.Popen(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", exe, "mem",
                           "128", "random"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    busy = None
-    for _ in range(100):
+
+    def sandboxed():
         for w in d.children():
             try:
                 if status(w)["Seccomp"] == "2":
-                    busy = w
+                    return w
             except (FileNotFoundError, KeyError):
                 pass
-        if busy:
-            break
-        time.sleep(0.05)
-    check(busy is not None, "no worker entered its sandbox")
+        return None
+    busy = wait_until(sandboxed, 10, lambda: f"a worker to enter its sandbox (Seccomp: 2):\n{d.log_text()}")
     s = status(busy)
     check(s["NoNewPrivs"] == "1" and s["Seccomp"] == "2" and int(s["CapEff"], 16) == 0 and int(s["CapBnd"], 16) == 0,
           f"busy worker: {s}")
