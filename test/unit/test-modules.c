@@ -111,13 +111,61 @@ static void test_walk(void) {
                  "4000-5000 r--p 00000000 fe:01 3 /fifo\n"
                  "5000-6000 r--p 00000000 fe:01 4 /usr/lib/libx.so\n");
         fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        CHECK_EQ(modules_open(fd, maps, strlen(maps), set), 2); /* /lib/libx.so once, /usr/lib/libx.so; no FIFO */
-        CHECK_STREQ(set->entries[0].path, "/lib/libx.so");
-        CHECK(set->n == 2 && inode_of(set->fds[1], &got) == 0 && got == want);
+        /* from the highest address down: /usr/lib/libx.so, then /lib/libx.so once; no FIFO */
+        CHECK_EQ(modules_open(fd, maps, strlen(maps), set), 2);
+        CHECK_STREQ(set->entries[0].path, "/usr/lib/libx.so");
+        CHECK_STREQ(set->entries[1].path, "/lib/libx.so");
+        CHECK_EQ(set->omitted, 0);
+        CHECK(set->n == 2 && inode_of(set->fds[0], &got) == 0 && got == want);
         CHECK((fcntl(set->fds[0], F_GETFL) & O_ACCMODE) == O_RDONLY);
         modules_close(set);
         close(fd);
         close(root);
+        free(set);
+}
+
+#define MANY_FILES 200 /* more than MODULES_MAX */
+#define MANY_EXE 150    /* the executable is one of them, in the middle of maps */
+
+/* Past MODULES_MAX: the executable first, then from the highest address down (the order mmap()
+ * gave them out: libraries linked at start before dlopen()ed ones); the rest counted. */
+static void test_bound(void) {
+        char dir[BASE_MAX + 32], rel[64], line[128], target[64];
+        size_t size = MANY_FILES * 2 * sizeof line, len = 0;
+        _cleanup_free_ char *maps = malloc(size);
+        ModuleSet *set = calloc(1, sizeof *set);
+        int fd;
+
+        snprintf(dir, sizeof dir, "%s/many", base);
+        mkdir(dir, 0755);
+        mkdir(strcat(dir, "/root"), 0755);
+        for (unsigned i = 0; i < MANY_FILES && maps; i++) {
+                snprintf(rel, sizeof rel, "many/root/lib%03u.so", i);
+                mk(rel, "ELF");
+                /* two mappings of each file, as ld.so makes them */
+                for (unsigned j = 0; j < 2; j++)
+                        len += (size_t) snprintf(maps + len, size - len, "%x000-%x000 r-xp 00000000 fe:01 %u /lib%03u.so\n",
+                                                 0x100 + 2 * i + j, 0x101 + 2 * i + j, i, i);
+        }
+        snprintf(dir, sizeof dir, "%s/many/proc", base);
+        mkdir(dir, 0755);
+        ln("../root", "many/proc/root");
+        snprintf(target, sizeof target, "/lib%03u.so", MANY_EXE);
+        ln(target, "many/proc/exe");
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(maps && set && fd >= 0);
+        if (!maps || !set || fd < 0)
+                return;
+        CHECK_EQ(modules_open(fd, maps, len, set), MODULES_MAX);
+        CHECK_EQ(set->omitted, MANY_FILES - MODULES_MAX);
+        CHECK_STREQ(set->entries[0].path, target);
+        CHECK_STREQ(set->entries[1].path, "/lib199.so");
+        CHECK_STREQ(set->entries[2].path, "/lib198.so");
+        /* the lowest addresses are the ones left out; the executable is not among them */
+        for (size_t i = 0; i < set->n; i++)
+                CHECK(strcmp(set->entries[i].path, "/lib072.so") >= 0);
+        modules_close(set);
+        close(fd);
         free(set);
 }
 
@@ -129,6 +177,7 @@ int main(void) {
                 return 1;
         test_maps_path();
         test_walk();
+        test_bound();
         snprintf(cmd, sizeof cmd, "rm -rf %s", base);
         if (system(cmd) != 0)
                 fprintf(stderr, "could not remove %s\n", base);
