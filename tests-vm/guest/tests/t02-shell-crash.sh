@@ -13,3 +13,7 @@ if [ -n "${CDS_VM_VERBOSE:-}" ]; then
         journalctl -b -u coredump-socket.service --no-pager | tail -n 40
 fi
 $CTL info $pid | grep -q "#0  0x[0-9a-f]* main (crasher + 0x" || fail "main is not named in the trace"
+# the daemon runs in its unit's private mount namespace: a host crash is still no container's
+journalctl -q -o export COREDUMP_PID=$pid | grep -q '^COREDUMP_CONTAINER_CMDLINE=' &&
+        fail "a host crash is recorded as a container's"
+true
