@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "fd-util.h"
 #include "log.h"
@@ -253,8 +255,18 @@ static int set_rlimits(uint64_t address_space, unsigned nofile) {
         return 0;
 }
 
+/* Changing the effective or filesystem ids clears the parent-death signal (prctl(2)): a worker
+ * would outlive a manager killed mid-core, holding the crashed task until its core was done. Set
+ * it again, then make sure the parent did not go in between. */
+static int keep_dying_with_parent(pid_t parent) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                return negative_errno();
+        return getppid() == parent ? 0 : -ESRCH;
+}
+
 int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
         int keep[SANDBOX_KEEP_FDS_MAX];
+        pid_t parent = getppid();
         int r, e;
 
         *ret = (SandboxReport) {};
@@ -285,6 +297,9 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to become uid %u gid %u for good: %m", (unsigned) p->uid,
                                        (unsigned) p->gid);
+        r = keep_dying_with_parent(parent);
+        if (r < 0)
+                return log_error_errno(r, "Failed to die with the manager again after the id change: %m");
         r = drop_caps();
         if (r < 0)
                 return log_error_errno(r, "Failed to clear capabilities: %m");

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the worker's sandbox (namespaces, credentials, rlimits, Landlock, seccomp), entered
+ * before a byte of the crash is read. Worker: acts on its own process only. */
 #pragma once
 
 #include <stdbool.h>
@@ -37,10 +39,12 @@ int sandbox_prepare(void);
  * order (each step still has the privilege it needs; seccomp last, so that its allowlist need
  * not cover the setup):
  *   1. the namespaces of sandbox_prepare() (made now if it was not called), mapping the target
- *      user; then every fd but 0-2 and keep_fds closed
+ *      user
+ *   2. every fd but 0-2 and keep_fds closed (any number of them)
  *   3. an empty read-only root holding only the journal socket
  *   4. the capability bounding set emptied
- *   5. setgroups/setresgid/setresuid to the target, proved irreversible
+ *   5. setgroups/setresgid/setresuid to the target, proved irreversible; the parent-death
+ *      signal, which the id change cleared, set again
  *   6. every capability set cleared
  *   7. rlimits: no processes, few files, no core, bounded address space
  *   8. no_new_privs, not dumpable
