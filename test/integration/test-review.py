@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 
-from cdtest import (BUILD, CRASHER, Env, _restore, check, crash, read_exports, run_cases, skip, wait_until)
+from cdtest import (BUILD, CRASHER, Env, Journal, _restore, check, crash, read_exports, run_cases, skip, wait_until)
 
 HELPER = os.path.join(BUILD, "src", "coredump-pipe")
 
@@ -185,6 +185,35 @@ def storage_fds(pid, store):
     return out
 
 
+def case_size_limits():
+    """(b) systemd's rule for how much of a core is read: the largest of ProcessSizeMax= and the
+    storage's own limit. ExternalSizeMax= below ProcessSizeMax= cuts the stored file, not the
+    traces (the stacks come last in a core); Storage=journal with JournalSizeMax= above
+    ProcessSizeMax= puts the whole core into the entry. Both were cut at the smaller limit."""
+    env = Env({"ExternalSizeMax": "1M"})
+    d = env.start()
+    pid, _ = crash("mem", 16)
+    r = record_of(env, pid, d)
+    core = wait_until(lambda: [c for c in env.cores() if f".{pid}." in c], 30, "the core")[0]
+    size = len(subprocess.run(["zstd", "-q", "-d", "-c", core], capture_output=True, timeout=60).stdout)
+    check(size == 1 << 20, f"stored {size} bytes, ExternalSizeMax=1M")
+    check(r.get("COREDUMP_TRUNCATED") == b"1", "the cut core is not marked truncated")
+    check(f"Stack trace of thread {pid}:".encode() in r["MESSAGE"], f"no trace past the cut: {r['MESSAGE'][:400]!r}")
+    d.stop()
+    print(f"observed: ExternalSizeMax=1M: {size} bytes stored, truncated, stack trace of thread {pid} present")
+
+    env = Env({"Storage": "journal", "JournalSizeMax": "64M", "ProcessSizeMax": "1M"})
+    j = Journal(env)
+    d = env.start(journal=j)
+    pid, _ = crash("mem", 16)
+    e = j.entry(pid)
+    got = len(e.get("COREDUMP", b""))
+    check(got > 16 << 20 and e["COREDUMP"][:4] == b"\x7fELF" and "COREDUMP_TRUNCATED" not in e,
+          f"Storage=journal, JournalSizeMax=64M, ProcessSizeMax=1M: {got} bytes of core in the entry")
+    d.stop()
+    print(f"observed: Storage=journal, JournalSizeMax=64M, ProcessSizeMax=1M: the entry holds all {got} bytes")
+
+
 def case_output_retry():
     """(h) A crash whose preparation fails after its output was opened is recorded without a
     core on a second try; the first try's output is closed, not leaked (an unlinked file holding
@@ -209,4 +238,4 @@ def case_output_retry():
 if __name__ == "__main__":
     run_cases({"limit_compaction": case_limit_compaction, "pipe_eof": case_pipe_eof, "reload_storm": case_reload_storm,
                "pipe_unpinned_peek": case_pipe_unpinned_peek, "container": case_container,
-               "output_retry": case_output_retry})
+               "output_retry": case_output_retry, "size_limits": case_size_limits})
