@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpctl's main(): parses the arguments, picks the verb and runs it on the matching entries.
+ * Runs with the invoking user's privileges; all file access is in the ctl-*.c verbs it calls. */
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>

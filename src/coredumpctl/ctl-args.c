@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpctl's command line: options, the verb and its matches, -A split as a shell would.
+ * Pure parsing: touches no file (--help and --version print to stdout). */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>

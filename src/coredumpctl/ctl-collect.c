@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The entries a verb works on: journal and sidecar records merged (one crash counted once), then
+ * --since/--until, order and -n. No I/O of its own beyond the two sources it calls. */
 #include <string.h>
 
 #include "ctl-source.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* An entry's COREFILE state (present, missing, inaccessible, ...): where its core is and whether
+ * the invoking user may read it. Opens it O_PATH, stats and access()-checks it; never reads it. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>

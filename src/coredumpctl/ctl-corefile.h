@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: an entry's stored core as systemd's COREFILE column shows it (state, size, path
+ * under --root). Looked at with the invoking user's privileges, never read. */
 #pragma once
 
 #include <limits.h>

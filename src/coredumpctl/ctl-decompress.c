@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Uncompresses a stored core (zstd, lz4 or plain) or a core kept in the journal to an fd, zero
+ * runs left as holes. I/O only on the fds it is given, plus a progress line on stderr. */
 #include <lz4frame.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: a stored or journal-held core written uncompressed to a descriptor (dump, debug).
+ * Touches only the descriptors passed in, and stderr for progress. */
 #pragma once
 
 #include <stdbool.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpctl delete: removes the matching entries' cores and records, only names coredumpd writes
+ * in its store: directly as root, else through coredumpd's control socket (it checks the ACL). */
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>

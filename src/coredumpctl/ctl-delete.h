@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of coredumpctl delete (the invoking user's privileges): unlinks in the store as root,
+ * otherwise asks coredumpd over its control socket. */
 #pragma once
 
 #include "ctl-entry.h"

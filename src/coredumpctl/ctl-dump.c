@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpctl dump and debug: the newest matching core, uncompressed to --output or stdout, or into
+ * an unnamed temporary file for a debugger it forks and execs, all as the invoking user. */
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of coredumpctl dump and debug (the invoking user's privileges): creates only --output
+ * or an unnamed temporary file, and runs the debugger. */
 #pragma once
 
 #include "ctl-entry.h"

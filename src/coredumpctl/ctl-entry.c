@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Entries as coredumpctl holds them: the growing list, field lookups, the merge key, the fields
+ * list output keeps. Pure: memory only, no I/O. */
 #include <string.h>
 
 #include "ctl.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: one crash entry (its fields, where it came from) and the list of them. Pure data
+ * structures, no I/O. */
 #pragma once
 
 #include <stdbool.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Output formatting as systemd prints it: timestamps, sizes, signal, user and group names,
+ * colours. No I/O beyond libc's time zone and NSS lookups and isatty() on the output. */
 #include <grp.h>
 #include <inttypes.h>
 #include <pwd.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: coredumpctl's text formatting (times, sizes, signals, ids, colours) for every verb.
+ * No I/O beyond the libc lookups it needs (time zone, user and group names). */
 #pragma once
 
 #include <stdbool.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpctl list --group: entries grouped by executable, signal and stack signature, with counts
+ * and first and last seen, as a table. Writes only to stdout (through the pager). */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of list --group and of the stack signature it groups by (pure). Prints only to
+ * stdout. */
 #pragma once
 
 #include "ctl-entry.h"

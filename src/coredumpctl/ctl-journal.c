@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The journal source: coredump entries (kept if a trusted user logged them) and, by cursor, a core
+ * kept in the journal. Reads journals with the invoking user's rights; writes nothing. */
 #include <pwd.h>
 #include <string.h>
 #include <systemd/sd-journal.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Matches resolved systemd's way (FIELD=value; a path: COREDUMP_EXE; a PID; else COREDUMP_COMM)
+ * and entries tested against them. Pure but for getcwd() to make a path absolute. */
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>

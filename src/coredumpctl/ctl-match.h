@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the user's matches, resolved to journal fields and tested with journal semantics.
+ * No I/O (getcwd() only). */
 #pragma once
 
 #include <stdbool.h>

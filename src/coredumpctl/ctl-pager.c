@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Pipes stdout through $SYSTEMD_PAGER, $PAGER, less or more when it is a terminal: forks and
+ * execs the pager as the invoking user; touches nothing else. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>

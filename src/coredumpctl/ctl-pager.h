@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the pager around coredumpctl's output (a forked child, only on a terminal). */
 #pragma once
 
 #include "ctl.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Paths under --root: the configuration (coredump.conf and drop-ins) and the storage directory.
+ * Reads configuration files only, with the invoking user's privileges. */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The records source: the record.*.export files beside the cores, parsed as untrusted journal
+ * export entries. Reads the storage directory with the invoking user's rights; writes nothing. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the verbs that show entries: list, info, -F FIELD, and the build-id line. They
+ * write only to stdout (through the pager). */
 #pragma once
 
 #include <stdbool.h>

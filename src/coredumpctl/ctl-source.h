@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the entry sources: the journal, the sidecar records, and both merged. Read-only,
+ * with the invoking user's privileges. */
 #pragma once
 
 #include <stdbool.h>

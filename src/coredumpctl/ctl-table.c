@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Prints a table as systemd's tools do: aligned columns under a header, or JSON (short, pretty).
+ * Writes only to the FILE it is given. */
 #include <ctype.h>
 #include <stdarg.h>
 #include <string.h>

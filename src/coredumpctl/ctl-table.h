@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: coredumpctl's table of cells, printed as columns or JSON. No I/O beyond the FILE
+ * passed to table_print(). */
 #pragma once
 
 #include <stdbool.h>

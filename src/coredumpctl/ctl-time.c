@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* --since/--until parsing: dates, "today" and friends, relative spans, all in local time. Pure
+ * but for reading the clock and libc's time zone. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

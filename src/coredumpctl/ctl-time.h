@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the timestamps --since and --until accept. No I/O beyond the clock and time zone. */
 #pragma once
 
 #include <stdint.h>

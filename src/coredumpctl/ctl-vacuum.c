@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpctl vacuum and disk-usage: the shared rules of vacuum.c on the storage directory, as the
+ * invoking user; vacuum deletes cores and records there only, disk-usage only reads. */
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpctl's shared interface: the parsed arguments, and the configuration and path helpers
+ * every verb uses. The invoking user's privileges only (see below). */
 #pragma once
 
 /* coredumpctl: lists and retrieves the crashes coredump-socket recorded, from the journal and

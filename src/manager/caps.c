@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Drops coredumpd's capabilities to the six it needs (caps.h), in every set and the bounding set.
+ * Manager (root), at start-up: acts only on its own process's capabilities. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/capability.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the capabilities coredumpd keeps after start-up, and the call that drops the rest.
+ * Manager (root); acts on its own process only. */
 #pragma once
 
 /* Keeps only the capabilities coredumpd needs, in every set and in the bounding set (so the

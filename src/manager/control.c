@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpd's control socket: serves coredumpctl's DELETE. Manager (root): unlinks only regular
+ * core.* and record.*.export files of the store, for root or the user their ACL lets read them. */
 #include <acl/libacl.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the control socket coredumpctl deletes through. Manager (root): binds one socket
+ * anyone may connect to; deletes only in the storage directory. */
 #pragma once
 
 /* The control socket: coredumpctl asks coredumpd to delete a stored core or record. Anyone may

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Rate-limit bookkeeping: per-executable and per-service windows, the MaxParallel= count, their
+ * summaries through a callback. Manager, pure: memory only, no I/O, the caller's clock. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

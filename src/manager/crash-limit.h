@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the crash limits (RateLimitIntervalSec=, RateLimitBurst=, MaxParallel=). Manager,
+ * pure bookkeeping: no I/O. */
 #pragma once
 
 /* Rate limits on crashes, decided before the kernel sends a byte of the core. Each executable

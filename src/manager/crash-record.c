@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A crash's base record (pidfd info, verified /proc fields) sealed in a memfd for the worker, and
+ * the worker's RESULT checked into facts. Manager (root): no I/O beyond the memfd it makes. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,10 +11,6 @@
 #include "crash.h"
 #include "fd-util.h"
 #include "manager.h"
-
-#ifndef F_SEAL_FUTURE_WRITE
-#define F_SEAL_FUTURE_WRITE 0x0010
-#endif
 
 int crash_record_base(Crash *c, Record *ret) {
         const PidfdInfo *i = &c->info;

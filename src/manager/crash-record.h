@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: building a crash's record and checking the worker's RESULT (untrusted). Manager
+ * (root): no I/O beyond a sealed memfd. */
 #pragma once
 
 #include "proto.h"

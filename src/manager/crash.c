@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One crash in coredumpd: verify the peer, the @@ handshake, /proc, a worker, then link the core
+ * and keep its record. Manager (root): never reads core bytes; creates files only in the store. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of a crash's life in coredumpd, from the kernel's connection or a pipe handover to
+ * the stored core, its record and the journal entry. Manager (root). */
 #pragma once
 
 #include <stdbool.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Pipe mode's handover socket: the kernel's pipe and pidfd from coredump-pipe (uid 0, exact
+ * message) start a crash. Manager (root): binds one 0600 socket beside the kernel socket. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>

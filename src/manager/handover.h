@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of pipe mode's handover socket (coredump-pipe to coredumpd). Manager (root): one
+ * root-only socket in the kernel socket's directory. */
 #pragma once
 
 /* Pipe mode: the root-only SOCK_SEQPACKET socket coredump-pipe hands crashes over on (beside

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The @@ coredump socket protocol: request size and checks, the ack, the kernel's mark. Manager,
+ * pure: bytes in, bytes out (the caller reads and writes the connection). */
 #include <elf.h>
 #include <string.h>
 

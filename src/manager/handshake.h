@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the kernel's @@ request, ack and mark. Manager, pure functions over bytes: no
+ * I/O. */
 #pragma once
 
 /* The @@ request protocol, as pure functions over bytes (kernel-abi.md §2). */

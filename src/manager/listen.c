@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The kernel socket: systemd's (LISTEN_FDS), or bound here in a root-owned 0700 directory reached
+ * without symlinks. Manager (root): creates only that directory and socket, unlinks a stale one. */
 #include <fcntl.h>
 #include <libgen.h>
 #include <string.h>

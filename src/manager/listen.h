@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of coredumpd's listening socket and the checks of its path. Manager (root): creates
+ * only the socket and its own directory. */
 #pragma once
 
 #include <stdbool.h>

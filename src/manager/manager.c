@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpd's Manager: start-up, accepting, reload, stop and teardown. Manager (root): sets
+ * core_pattern, opens the store and sockets, spawns workers; never reads core bytes. */
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: coredumpd's state (sockets, store, workers, crashes, limits) and its life cycle.
+ * Manager (root). */
 #pragma once
 
 #include <limits.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What /proc says of a crashed process, as record fields, and its mapped files (modules.c).
+ * Manager (root): reads only /proc: the task by its verified dirfd, pinned ancestors, PID 1. */
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the crashed process's /proc metadata, read by the manager (root) under its pidfd
+ * (or PF_DUMPCORE) guard; pure parsers of auxv and limits for the tests. */
 #pragma once
 
 /* What the manager learns about a crashed process from /proc, read through one dirfd opened

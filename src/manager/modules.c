@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The manager's module opener: the crashed process's mapped files, opened beneath its root for the
+ * worker's traces. Runs as root in coredumpd; opens files read-only, never reads them. */
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the module opener: the crashed process's mapped files, opened read-only beneath
+ * its root. Manager (root): never reads the files, only hands the descriptors on. */
 #pragma once
 
 /* The crashed process's mapped files, opened for the worker's stack traces in the process's

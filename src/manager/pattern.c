@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* kernel.core_pattern: socket or pipe mode for this kernel, the pattern written, verified and
+ * restored, and core_pipe_limit. Manager (root): writes only those two /proc/sys/kernel files. */
 #include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>

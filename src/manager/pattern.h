@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: choosing, setting and restoring kernel.core_pattern (and core_pipe_limit). Manager
+ * (root): touches only /proc/sys/kernel. */
 #pragma once
 
 #include <stdbool.h>

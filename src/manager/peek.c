@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The cheap look at a crashing process before the ack: exe, comm, service, RLIMIT_CORE, size.
+ * Manager (root): reads only /proc/PID of that task, guarded by its pidfd (or PF_DUMPCORE). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the pre-ack look at a crashing process, for the policy. Manager (root): reads a few
+ * /proc/PID files of that task only. */
 #pragma once
 
 /* The little the manager reads of a crashing process before it answers the kernel's request:

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What to answer the kernel, before any core byte: rate limits, RLIMIT_CORE, size, MaxParallel=.
+ * Manager (root): reads /proc only through peek.c; arms the summaries' timer. */
 #include <stdio.h>
 #include <unistd.h>
 

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: take, record only or count only for a crash, and the summaries' timer. Manager
+ * (root); no I/O of its own. */
 #pragma once
 
 typedef struct Crash Crash;

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpd --register/--unregister for units: sets or restores core_pattern and core_pipe_limit,
+ * the old values saved in files beside the socket. Root, one-shot; writes nothing else. */
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>

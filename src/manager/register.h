@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the one-shot (un)registration the socket unit runs. Root: writes /proc/sys/kernel
+ * and the saved-value files beside the socket. */
 #pragma once
 
 #include "config.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpd's small SOCK_SEQPACKET servers (control, handover): bind, bounded accept, one request
+ * per connection, a deadline each. Manager (root): binds only the path it is given. */
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>

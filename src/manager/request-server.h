@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface shared by coredumpd's control and handover sockets. Manager (root): binds the path
+ * given, replacing only a stale socket. */
 #pragma once
 
 /* The shape both of coredumpd's small sockets share (the control socket for coredumpctl, the
@@ -34,6 +36,6 @@ typedef struct RequestServer {
 /* Binds a listening SOCK_SEQPACKET socket at path with mode (a stale socket is replaced, one
  * another process still serves is not: -EADDRINUSE). */
 int request_server_bind(const char *path, mode_t mode, int backlog);
-/* The listening socket's io handler; userdata is the RequestServer, whose manager is m. */
+/* Accepts one connection on listen_fd for server s of manager m (at most s->max_conns at once). */
 int request_server_accept(Manager *m, RequestServer *s, int listen_fd);
 void request_conn_free(RequestConn *c);

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The storage directory: unnamed files for cores and records, xattrs and ACL, linking, vacuum.
+ * Manager (root): creates, links and deletes files only in that directory (made if missing). */
 #include <acl/libacl.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the core store. Manager (root): files are created, linked and deleted only in the
+ * storage directory. */
 #pragma once
 
 #include "config.h"
@@ -43,9 +45,6 @@ int store_link(int dirfd, int fd, const char *name, const StoreAttrs *a, uid_t r
 /* Writes the record in journal export format as dirfd/name (created unnamed, then linked),
  * readable like the core. */
 int store_write_record(int dirfd, const char *name, const Record *r, uid_t reader);
-/* Deletes the oldest cores (of the user with the most) until MaxUse= and KeepFree= hold,
- * systemd-coredump's rule; never keep (the core just stored). Records outlive their cores
- * within their share (vacuum.h). */
 #define STORE_BLOCK_SIZE 4096 /* a byte count rounded up to this when the file cannot say */
 #define STORE_RESCAN_USEC (30 * USEC_PER_SEC) /* rescan the store at least this often */
 
@@ -59,8 +58,9 @@ typedef struct StoreUsage {
 /* What the stored file fd takes on disk (as du counts it); bytes rounded up if fstat fails. */
 uint64_t store_allocated(int fd, uint64_t bytes);
 
-/* Keeps the store within MaxUse=/KeepFree= after a core of added bytes was stored (never
- * deleting keep). Scans the directory only when the running estimate says the limits may be
+/* Keeps the store within MaxUse=/KeepFree= after a core of added bytes was stored: deletes the
+ * oldest cores (of the user with the most) until they hold, systemd-coredump's rule, never keep
+ * (the core just stored); records outlive their cores within their share (vacuum.h). Scans the directory only when the running estimate says the limits may be
  * broken or the last scan is older than STORE_RESCAN_USEC (others may have changed the store):
  * a scan per crash costs a crash storm O(cores) each. */
 void store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u);

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The summary of crashes a limit refused: a record kept as suppressed.*.export in the store and
+ * sent to the journal without waiting. Manager (root): writes nothing else. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>

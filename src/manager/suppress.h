@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the summaries of suppressed crashes. Manager (root): writes only to the store and to
+ * journald's socket. */
 #pragma once
 
 #include "crash-limit.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Proves a connection on the kernel socket is the kernel dumping a task: SO_PEERPIDFD, pidfd info,
+ * SO_PEERCRED, cookie. Manager (root): only getsockopt() and ioctl() on those fds. */
 #include <sys/socket.h>
 
 #include "macro.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: proving a kernel socket peer is a crashing task. Manager (root): queries the
+ * connection and its pidfd only. */
 #pragma once
 
 #include "pidfd-util.h"

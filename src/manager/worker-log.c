@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A worker's stderr lines re-logged with its crash, sanitised and bounded per crash. Manager
+ * (root): reads only that pipe, writes only its own log. */
 #include <string.h>
 
 #include "crash.h"

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the pipe of a worker's stderr, re-logged by the manager (root), bounded. */
 #pragma once
 
 /* The worker's stderr is a pipe to the manager: its lines are re-logged with the crash they

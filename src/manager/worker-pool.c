@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The pool of single-use workers: posix_spawn, READY, jobs and their fds, the message permits,
+ * death and respawn. Manager (root): spawns, signals and reaps only its own workers. */
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the worker pool and the manager's side of the worker protocol. Manager (root):
+ * signals only the workers it spawned. */
 #pragma once
 
 #include <stdbool.h>

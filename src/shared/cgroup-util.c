@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit, user unit, slice, session and owner from a systemd cgroup path, and the unified path in
+ * /proc/PID/cgroup text. Shared (used by the manager), pure: no I/O. */
 #include <stdio.h>
 #include <string.h>
 

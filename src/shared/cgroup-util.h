@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: what systemd's cgroup layout says about a process. Shared, pure: parses text the
+ * caller read. */
 #pragma once
 
 #include <sys/types.h>

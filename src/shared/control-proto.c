@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Whether a control request's file name is one coredumpd stores (core.*, record.*.export, no '/').
+ * Shared by coredumpctl and coredumpd, pure: no I/O. */
 #include <string.h>
 
 #include "control-proto.h"

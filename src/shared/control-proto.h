@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the coredumpctl to coredumpd control protocol (DELETE). Shared: constants and a pure
+ * check, no I/O. */
 #pragma once
 
 /* coredumpctl → coredumpd control requests, over a SOCK_SEQPACKET socket anyone may connect to:

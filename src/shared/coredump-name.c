@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Stored core names, systemd's way (comm escaped), and the boot and machine ids. Shared (manager):
+ * reads /proc/sys/kernel/random/boot_id and /etc/machine-id, nothing else. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdbool.h>

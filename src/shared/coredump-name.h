@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: core.COMM.UID.BOOTID.PID.USEC names and the 128-bit ids in them. Shared: reads the
+ * two id files only. */
 #pragma once
 
 #include <stddef.h>

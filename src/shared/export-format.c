@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Journal export format reader: the next field of an entry, every length checked (the records'
+ * bytes may be hostile). Shared (coredumpctl), pure: no I/O. */
 #include <endian.h>
 #include <string.h>
 

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: reading journal export entries (the sidecar records). Shared, pure parsing: no
+ * I/O. */
 #pragma once
 
 /* Journal export format (the sidecar records beside the cores, `journalctl -o export`):

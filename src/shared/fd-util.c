@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Descriptor helpers: full reads and writes, a small file below a dirfd, closing all but some fds,
+ * O_NONBLOCK. Shared by every program: reads or writes only the fds and paths it is given. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>

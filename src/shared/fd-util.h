@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: descriptor helpers for every program. Shared: reads and writes only the fds and paths
+ * it is given; close_all_fds_except() closes every other fd. */
 #pragma once
 
 #include <stdbool.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: a record as one journal entry over journald's native socket. Shared (worker and
+ * manager): connects only to /run/systemd/journal/socket (a memfd for large entries). */
 #pragma once
 
 #include <stddef.h>

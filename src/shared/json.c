@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A bounded JSON scanner for untrusted package JSON, and systemd-style string output. Shared
+ * (worker, coredumpctl), pure: prints only to the FILE given; static buffers, one thread. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the little JSON coredump-socket reads and writes. Shared, pure: no I/O beyond the
+ * FILE given for output. */
 #pragma once
 
 #include <stdbool.h>

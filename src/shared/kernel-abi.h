@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the kernel's coredump socket protocol and PIDFD_GET_INFO, for older uapi headers.
+ * Shared, declarations only. */
 #pragma once
 
 /* The kernel interfaces coredump-socket talks to, defined here because distribution headers

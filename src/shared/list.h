@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Intrusive doubly-linked list macros (the manager's workers and crashes). Shared, header only:
+ * no I/O. */
 #pragma once
 
 /* Intrusive doubly-linked lists: a struct carries "Type *name##_next, *name##_prev". */

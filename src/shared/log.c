@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Logging to stderr (journald priority prefixes on a journal stream, bare lines for the CLI) and
+ * the rate limiter. Shared by every program: writes only to stderr; reads two environment vars. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: logging for every program, and the rate limiter for repeated messages. Shared:
+ * writes only to stderr. */
 #pragma once
 
 #include <stdbool.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Common macros and cleanup helpers (_cleanup_, TAKE_FD, safe_close, MIN/MAX). Shared, header
+ * only: touches only the fds and pointers handed to it. */
 #pragma once
 
 #include <errno.h>

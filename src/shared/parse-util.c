@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Parsers of configuration and command-line values: booleans, sizes, integers, times, percents.
+ * Shared, pure: no I/O. */
 #include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: value parsers for configuration and command lines. Shared, pure: no I/O. */
 #pragma once
 
 #include <stdbool.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* pidfd helpers: PIDFD_GET_INFO over every layout, the PID (fdinfo fallback), liveness, signals.
+ * Shared (manager): only the pidfds given (and /proc/self/fdinfo); pidfd_open_pid() opens one. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>

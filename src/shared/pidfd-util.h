@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: pidfd information and operations. Shared (used by the manager): acts only on the
+ * pidfds given; the info parser is pure. */
 #pragma once
 
 #include <stdbool.h>

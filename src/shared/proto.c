@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Sends and receives one fixed-size manager<->worker message with its fds, refusing any other
+ * size, type or fd count. Shared: I/O only on the socket given; a static buffer, one thread. */
 #include <string.h>
 #include <sys/socket.h>
 

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the manager<->worker messages (and pipe mode's handover) and their send and receive.
+ * Shared by coredumpd, coredump-worker and coredump-pipe: I/O only on the given socket. */
 #pragma once
 
 /* The manager <-> worker boundary: fixed-size, typed messages over a SOCK_SEQPACKET pair.
@@ -33,10 +35,6 @@ typedef enum MsgType {
         MSG_MODULES = 6,
         MSG_HANDOVER = 7, /* coredump-pipe → coredumpd, on the handover socket */
 } MsgType;
-
-
-
-
 
 typedef struct MsgHeader {
         uint32_t magic;
@@ -142,9 +140,9 @@ enum { JOB_FD_CONN, JOB_FD_OUT, JOB_FD_RECORD, JOB_FD_MODULES, JOB_FDS };
 
 /* Sends one message with up to PROTO_FDS_MAX fds. */
 int proto_send(int sock, const void *msg, size_t size, const int *fds, size_t n_fds);
+/* Pure: whether len bytes are a message of this type and size (header checked). */
+int proto_check(const void *buf, size_t len, uint32_t type, size_t size);
 /* Receives one message; fails with -EBADMSG unless it is exactly `size` bytes, has the magic
  * and `type`, and carries exactly n_fds fds (which are returned, O_CLOEXEC). Stray fds are
  * closed. Returns 0, -ECONNRESET on EOF, -EAGAIN if nothing is there yet. */
-/* Pure: whether len bytes are a message of this type and size (header checked). */
-int proto_check(const void *buf, size_t len, uint32_t type, size_t size);
 int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds);

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A record's final fields (signal, thread, file, MESSAGE) and the checked merge of a worker's
+ * analysis. Shared (manager and worker), pure: in-memory records only. */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>

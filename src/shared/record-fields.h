@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the last fields of a crash record, added the same way by manager and worker. Shared,
+ * pure: no I/O. */
 #pragma once
 
 /* The last fields of a crash record, added by the same code on both sides of the boundary:

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Crash records: journal fields in memory, their serialised form, export output. Shared, pure
+ * but for record_write_export(), which writes only to the fd it is given. */
 #include <endian.h>
 #include <stdarg.h>
 #include <stdio.h>

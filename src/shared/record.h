@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: the crash record and its serialised and export forms. Shared: no I/O except writing
+ * an export to a given fd. */
 #pragma once
 
 /* A crash record: an ordered list of journal fields (NAME, binary-safe value). Built by the
@@ -14,7 +16,7 @@
 
 #include "macro.h"
 
-/* Bounds: a record never grows past RECORD_MAX; one field past FIELD_MAX is cut. */
+/* Bounds: a record never grows past RECORD_MAX; a field longer than its max_len argument is cut. */
 #define RECORD_MAX (8U << 20)
 #define FIELD_NAME_MAX 64U
 

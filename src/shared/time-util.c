@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reads a clock in microseconds. Shared, pure: no I/O. */
 #include "macro.h"
 #include "time-util.h"
 

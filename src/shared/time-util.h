@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: clock readings in microseconds. Shared, no I/O. */
 #pragma once
 
 #include <stdint.h>

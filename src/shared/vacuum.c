@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The store's vacuum: lists core.* and record/suppressed.*.export under a dirfd and deletes the
+ * oldest until the limits hold. Shared (coredumpd, coredumpctl): unlinks only in that dirfd. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>

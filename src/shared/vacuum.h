@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the store's size and age limits. Shared by coredumpd (root) and coredumpctl vacuum
+ * (the invoking user): deletes only inside the directory fd given. */
 #pragma once
 
 /* Keeping the store within bounds, systemd-coredump's way: while the cores use more than MaxUse=

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The worker's analysis: module table and files from the manager (read before the sandbox), then,
+ * sandboxed, stack traces and packages as record fields in a sealed memfd. Opens no path. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>

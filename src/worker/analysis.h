@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the worker's analysis (module files in, an analysis record out). Worker: opens no
+ * path; only the manager's descriptors and a memfd. */
 #pragma once
 
 /* The worker's analysis of a crash: the stack traces and packages, as the record fields the

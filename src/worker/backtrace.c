@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Stack traces, module list and package notes of the rebuilt core with libdwfl, systemd's text.
+ * Worker (sandboxed): module files only as the manager's descriptors; no debuginfo lookups. */
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>

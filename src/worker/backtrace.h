@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface: libdwfl stack traces of a rebuilt core. Worker (sandboxed): opens no path, reads
+ * module files only through the descriptors given. */
 #pragma once
 
 /* Stack traces and module list of a (small, rebuilt) core with libdwfl, in systemd-coredump's

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Keeps what unwinding needs as the core streams (notes, stack tops, modules' first pages) and
+ * rebuilds a small ELF core from it. Worker (sandboxed), pure: memory only, bounded. */
 #include <elf.h>
 #include <string.h>
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the stream capture for stack traces. Worker (sandboxed), pure: no I/O. */
 #pragma once
 
 /* What the backtrace needs of a core, kept while the core streams past: the notes, the top of

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Parses the core's PT_NOTE: siginfo, prstatus, prpsinfo, thread registers, NT_FILE. Worker
+ * (sandboxed), pure: hostile bytes, every offset bounds-checked, no I/O. */
 #include <elf.h>
 #include <string.h>
 

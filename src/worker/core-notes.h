@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the note parser for untrusted core bytes. Worker (sandboxed), pure: no I/O. */
 #pragma once
 
 /* What only the core tells: the notes of its PT_NOTE segment. Pure and bounds-checked: the

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Sizes a streamed ELF core from its headers and keeps its PT_NOTE (and PT_LOADs) as they pass.
+ * Worker (sandboxed), pure: hostile input, bounded memory, no I/O. */
 #include <elf.h>
 #include <string.h>
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the streaming ELF core sizer. Worker (sandboxed), pure: no I/O. */
 #pragma once
 
 /* Learns the size a core announces from its ELF and program headers while the core streams

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The core stream: the kernel's connection read into the sink (and the journal memfd) within the
+ * job's limits, then closed to release the task. Worker (sandboxed): only the job's fds. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the worker's core stream. Worker (sandboxed): reads the connection, writes the
+ * output and journal descriptors it is given, nothing else. */
 #pragma once
 
 #include "proto.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The lz4 frame sink: core bytes compressed in bounded chunks. Worker (sandboxed): writes only
+ * the output fd it is given. */
 #include <lz4frame.h>
 
 #include "macro.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The uncompressed sink (Compress=no): aligned zero blocks become holes. Worker (sandboxed):
+ * writes, seeks and truncates only the output fd it is given. */
 #include <string.h>
 
 #include "macro.h"

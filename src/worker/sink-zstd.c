@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The zstd sink, its context prepared before the job. Worker (sandboxed): writes only the output
+ * fd it is given. */
 #include <zstd.h>
 
 #include "macro.h"

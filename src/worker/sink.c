@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Dispatch to the plain, zstd or lz4 sink, and byte accounting. Worker (sandboxed): writes only
+ * the output fd it is given. */
 #include "fd-util.h"
 #include "macro.h"
 #include "sink.h"

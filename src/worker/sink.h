@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the worker's output sinks. Worker (sandboxed): writes only the output fd given. */
 #pragma once
 
 /* Where received core bytes go: compressed (zstd, lz4) or plain with zero runs left as holes.

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The entry point every fuzz target defines, for libFuzzer or replay.c. Test code: the targets
+ * feed their input to pure parsers, no I/O. */
 #pragma once
 
 /* Each fuzz target defines LLVMFuzzerTestOneInput. Built with -Dfuzzers=true it links libFuzzer;

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Test helper: a committed zstd core fixture from test/data/, decompressed into memory. Reads that
+ * file only. */
 #pragma once
 
 /* The committed real cores (zstd files in test/data/), decompressed for a test. */

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The crash limits: bursts, windows, services, MaxParallel=, a full table, and the peek parsers.
+ * Pure: no I/O. */
 #include "crash-limit.h"
 #include "peek.h"
 #include "tests.h"

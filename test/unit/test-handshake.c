@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The @@ protocol: request sizes and checks, acks, and verify_info() over pidfd info. Pure: no
+ * I/O. */
 #include "handshake.h"
 #include "tests.h"
 #include "verify.h"

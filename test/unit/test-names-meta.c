@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Core names, the auxv and limits parsers, and who may read a stored core. Reads only
+ * /proc/sys/kernel/random/boot_id. */
 #include <elf.h>
 
 #include "coredump-name.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Sizes, times, booleans, ranged integers and percentages as the configuration writes them.
+ * Pure: no I/O. */
 #include "macro.h"
 #include "parse-util.h"
 #include "tests.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Crash records: round trip, bounds, export output, the final fields, cgroup parsing. No I/O
+ * beyond its own memfd. */
 #include <sys/mman.h>
 
 #include "cgroup-util.h"

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The store's vacuum: the records' share of MaxUse= and their age limit. Writes only its own
+ * directories under /var/tmp, removed at the end. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The unit tests' CHECK macros and failure count. Header only: prints failures to stderr. */
 #pragma once
 
 #include <errno.h>
