@@ -368,7 +368,7 @@ static int parse_main_file(Config *c, const ConfigSearch *s, Applied *a) {
                 const char *path = s->main_files[i];
                 int r = path_masked(AT_FDCWD, path);
 
-                if (r == -ENOENT)
+                if (r == -ENOENT || r == -EACCES) /* EACCES: see dropins_scan() */
                         continue;
                 if (r < 0)
                         return log_error_errno(r, "Failed to access %s: %m", path);
@@ -409,8 +409,11 @@ static int dropins_scan(Dropin *list, size_t *n, const char *const *dirs, unsign
         struct dirent *de;
 
         d = opendir(dirs[index]);
+        /* EACCES: coredumpctl run by a user, and /run/coredump-socket is root's only */
+        if (!d && (errno == ENOENT || errno == EACCES))
+                return log_debug_errno(negative_errno(), "Not reading %s: %m", dirs[index]), 0;
         if (!d)
-                return errno == ENOENT ? 0 : log_error_errno(negative_errno(), "Failed to open %s: %m", dirs[index]);
+                return log_error_errno(negative_errno(), "Failed to open %s: %m", dirs[index]);
         while ((errno = 0, de = readdir(d))) {
                 int masked;
 
