@@ -192,8 +192,9 @@ static int crash_ready_to_stream(Crash *c) {
         r = crash_collect(c);
         if (r >= 0)
                 r = crash_open_output(c);
-        /* the record (and the journal entry) says why there is no core */
-        if (r >= 0 && c->no_core_why)
+        /* the record (and the journal entry) says why there is no core, once (this may be a retry) */
+        if (r >= 0 && c->no_core_why &&
+            !record_find(c->record.buf, c->record.len, "COREDUMP_PROCESSING_ERROR", &(RecordField) {}))
                 r = record_add_str(&c->record, "COREDUMP_PROCESSING_ERROR", c->no_core_why);
         if (r >= 0)
                 r = fault_stream_timer(c) ? -ENOMEM : crash_arm_timer(c, c->manager->config.timeout_usec);
@@ -563,14 +564,15 @@ static int crash_link_core(Crash *c, const MsgResult *res, const CoreFacts *fact
         };
         int r;
 
-        if (snprintf(name, sizeof name, "%s%s", c->name_stem, compression_suffix(m->config.compress)) >= (int) sizeof name)
-                return -ENAMETOOLONG;
+        /* every check before the link: once linked, the core stays (the caller frees a lost one) */
+        if (snprintf(name, sizeof name, "%s%s", c->name_stem, compression_suffix(m->config.compress)) >= (int) sizeof name ||
+            snprintf(path, size, "%s/%s", m->config.directory, name) >= (int) size)
+                return log_error_errno(-ENAMETOOLONG, "Crash of PID %d (%s): the core's path is too long, not stored",
+                                       (int) c->info.pid, crash_comm(c));
         r = store_link(m->storage_fd, c->out_fd, name, &a, store_reader_uid(&c->info, &c->meta));
         if (r < 0)
                 return log_error_errno(r, "Crash of PID %d (%s): failed to store the core: %m", (int) c->info.pid,
                                        crash_comm(c));
-        if (snprintf(path, size, "%s/%s", m->config.directory, name) >= (int) size)
-                return -ENAMETOOLONG;
         log_info("Crash of PID %d (%s, uid %u): core %s, %llu bytes received, %llu stored as %s", (int) c->info.pid,
                  crash_comm(c), (unsigned) c->info.ruid, state_text(res->state), (unsigned long long) res->bytes_in,
                  (unsigned long long) res->bytes_out, path);
@@ -605,7 +607,8 @@ static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *erro
         if (!r.buf)
                 return (void) log_error("Crash of PID %d: out of memory for its record", (int) c->info.pid);
         memcpy(r.buf, c->record.buf, c->record.len);
-        if (error)
+        /* the first reason given stays the reason (a refusal, then a lost worker: the refusal) */
+        if (error && !record_find(r.buf, r.len, "COREDUMP_PROCESSING_ERROR", &(RecordField) {}))
                 (void) record_add_str(&r, "COREDUMP_PROCESSING_ERROR", error);
         if (c->analysis.len > 0 && record_merge_analysis(&r, c->analysis.buf, c->analysis.len) < 0)
                 log_warning("Crash of PID %d: the worker's stack traces are malformed, not kept", (int) c->info.pid);

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -133,11 +134,43 @@ static int open_beneath(int root, const char *path) {
         return fd < 0 ? negative_errno() : fd;
 }
 
+#define OMITTED_TRACKED 1024U /* distinct files past MODULES_MAX told apart; beyond, runs of lines */
+#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+#define FNV_PRIME UINT64_C(0x100000001b3)
+
 typedef struct ModulesWalk {
         int root;
         char last_failed[MODULE_PATH_MAX];  /* a file's other mappings follow its first */
         char last_omitted[MODULE_PATH_MAX]; /* likewise: one run of lines, one file */
+        uint64_t *omitted;                  /* hashes of the paths counted past MODULES_MAX */
+        size_t n_omitted;
 } ModulesWalk;
+
+static uint64_t path_hash(const char *path) {
+        uint64_t h = FNV_OFFSET;
+
+        for (const unsigned char *p = (const unsigned char *) path; *p; p++)
+                h = (h ^ *p) * FNV_PRIME;
+        return h;
+}
+
+/* Whether path is a file past MODULES_MAX not counted yet (then it is now). */
+static bool omitted_new(ModulesWalk *w, const char *path) {
+        uint64_t h = path_hash(path);
+
+        if (strcmp(path, w->last_omitted) == 0)
+                return false;
+        snprintf(w->last_omitted, sizeof w->last_omitted, "%s", path);
+        if (!w->omitted)
+                w->omitted = calloc(OMITTED_TRACKED, sizeof *w->omitted);
+        if (!w->omitted || w->n_omitted >= OMITTED_TRACKED)
+                return true;
+        for (size_t i = 0; i < w->n_omitted; i++)
+                if (w->omitted[i] == h)
+                        return false;
+        w->omitted[w->n_omitted++] = h;
+        return true;
+}
 
 static void module_add(ModuleSet *s, ModulesWalk *w, const char *path) {
         int fd;
@@ -145,9 +178,7 @@ static void module_add(ModuleSet *s, ModulesWalk *w, const char *path) {
         if (seen(s, path) || strcmp(path, w->last_failed) == 0)
                 return;
         if (s->n >= MODULES_MAX) {
-                if (strcmp(path, w->last_omitted) != 0)
-                        s->omitted++;
-                snprintf(w->last_omitted, sizeof w->last_omitted, "%s", path);
+                s->omitted += omitted_new(w, path);
                 return;
         }
         fd = open_beneath(w->root, path);
@@ -169,6 +200,22 @@ static void module_line(ModuleSet *s, ModulesWalk *w, const char *p, const char 
                 module_add(s, w, path);
 }
 
+/* The executable's file, if maps lists it (the first line naming it). */
+static void module_exe_first(ModuleSet *s, ModulesWalk *w, const char *maps, size_t len, const char *exe) {
+        const char *p = maps, *end = maps + len;
+
+        while (p < end) {
+                const char *eol = memchr(p, '\n', (size_t) (end - p)) ?: end;
+                char path[MODULE_PATH_MAX];
+
+                if (modules_maps_path(p, (size_t) (eol - p), path, sizeof path) >= 0 && strcmp(path, exe) == 0) {
+                        module_add(s, w, path);
+                        return;
+                }
+                p = eol + 1;
+        }
+}
+
 int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret) {
         ModulesWalk w = { .root = openat(procdir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC) };
         const char *end = maps + len;
@@ -182,12 +229,13 @@ int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret) {
         /* Past MODULES_MAX, which files the traces get matters: the executable first, then the
          * rest from the highest address down. mmap() hands out addresses top-down, so that is
          * the order they were mapped in: ld.so and the libraries linked at start (libc, the
-         * language runtime) before the ones dlopen()ed later, which are the ones left out. */
+         * language runtime) before the ones dlopen()ed later, which are the ones left out. The
+         * executable is taken as maps names it (its path from the exe link only picks the line):
+         * nothing is opened that maps does not list. */
         n = readlinkat(procdir, "exe", exe, sizeof exe - 1);
         if (n > 0) {
                 exe[n] = 0;
-                if (exe[0] == '/' && !strstr(exe, DELETED_SUFFIX))
-                        module_add(ret, &w, exe);
+                module_exe_first(ret, &w, maps, len, exe);
         }
         while (end > maps) {
                 const char *eol = end, *p;
@@ -200,6 +248,7 @@ int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret) {
                 end = p;
         }
         safe_close(w.root);
+        free(w.omitted);
         return (int) ret->n;
 }
 

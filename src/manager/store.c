@@ -132,8 +132,9 @@ int store_link(int dirfd, int fd, const char *name, const StoreAttrs *a, uid_t r
         r = link_fd(dirfd, fd, name);
         if (r < 0)
                 return r;
+        /* linked: the core is there, whatever else fails now (the caller must not undo it) */
         if (fsync(dirfd) < 0)
-                return negative_errno();
+                log_warning_errno(negative_errno(), "Failed to sync the store after linking %s: %m", name);
         return 0;
 }
 

@@ -425,7 +425,8 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
                 .compress_level = cfg->compress_level,
                 .uid = users_own ? c->info.ruid : m->worker_uid,
                 .gid = users_own ? c->info.rgid : m->worker_gid,
-                /* RLIMIT_CORE bounds what is kept of the core, not what the traces may read */
+                /* RLIMIT_CORE bounds what is kept of the core, not what the traces may read (see
+                 * receive.c: systemd stops reading there) */
                 .external_size_max = MIN(cfg->external_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
                 .process_size_max = cfg->process_size_max,
                 .journal_size_max = MIN(cfg->journal_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),

@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
         }
         if (r < 0) {
                 kmsg("core of PID %d dropped: coredumpd did not take it (%s)\n", (int) m.pid,
-                     r == -ECONNRESET ? "it closed the handover unanswered, at its connection limit"
+                     r == -ECONNRESET ? "it closed the handover unanswered (at its connection limit, or stopping)"
                      : r == -EPROTO   ? "it refused the handover"
                                       : strerror(-r));
                 return 1;

@@ -12,10 +12,11 @@
 #include "macro.h"
 #include "receive.h"
 
-/* systemd's semantics: ProcessSizeMax= bounds what is processed (the stack traces),
- * ExternalSizeMax= what is stored and JournalSizeMax= what goes into the journal (the manager
- * lowers both to the process's RLIMIT_CORE); the core is read as far as the largest of those
- * that applies, each use taking only its own share. */
+/* ProcessSizeMax= bounds what is processed (the stack traces), ExternalSizeMax= what is stored
+ * and JournalSizeMax= what goes into the journal; the core is read as far as the largest of
+ * those that applies (systemd's rule), each use taking only its own share. The manager lowers
+ * the last two to the process's RLIMIT_CORE; unlike systemd, that does not stop the reading
+ * short of ProcessSizeMax=, since the stacks the traces need come last in a core. */
 static uint64_t read_limit(const MsgJob *job) {
         uint64_t limit = job->process_size_max;
 

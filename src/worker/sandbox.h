@@ -40,7 +40,7 @@ int sandbox_prepare(void);
  * not cover the setup):
  *   1. the namespaces of sandbox_prepare() (made now if it was not called), mapping the target
  *      user
- *   2. every fd but 0-2 and keep_fds closed (any number of them)
+ *   2. every fd but 0-2 and keep_fds closed (up to SANDBOX_KEEP_FDS_MAX)
  *   3. an empty read-only root holding only the journal socket
  *   4. the capability bounding set emptied
  *   5. setgroups/setresgid/setresuid to the target, proved irreversible; the parent-death

@@ -68,8 +68,8 @@ def case_run_daemon():
     save_sysctl(CORE_PIPE_LIMIT)
     empty_run_dir()
     check(not os.path.exists(SOCKET_DIR), f"{SOCKET_DIR} still there")
-    before = set(glob.glob(os.path.join(STORAGE, "*")))
-    _restore.append((lambda: [os.unlink(p) for p in set(glob.glob(os.path.join(STORAGE, "*"))) - before],
+    ours = []  # PIDs of the test's crashes: their files in the store go afterwards, nothing else
+    _restore.append((lambda: [os.unlink(f) for pid in ours for f in glob.glob(os.path.join(STORAGE, f"*.{pid}.*"))],
                      f"the test's files in {STORAGE}"))
 
     log_path = tempfile.mktemp(prefix="run-daemon.", suffix=".log", dir="/var/tmp")
@@ -88,6 +88,7 @@ def case_run_daemon():
     check(read_file(CORE_PATTERN) == f"@@{SOCKET_DIR}/kernel.sock", f"core_pattern is {read_file(CORE_PATTERN)!r}")
 
     pid, rc = crash("segv")
+    ours.append(pid)
     check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
     cores = wait_until(lambda: glob.glob(os.path.join(STORAGE, f"core.crasher.0.*.{pid}.*.zst")), 60,
                        lambda: f"the core of PID {pid} in {STORAGE}: {os.listdir(STORAGE)}\n{text()}")

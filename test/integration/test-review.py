@@ -3,6 +3,7 @@
 """Defects an outside review found by reading the code, each shown on the live kernel by a case
 that failed before its fix (issue 17, item 4)."""
 import os
+import select
 import shutil
 import signal
 import socket
@@ -65,31 +66,37 @@ def kmsg_since(mark):
 
 def case_pipe_eof():
     """(d) coredump-pipe reports a handover coredumpd closed unanswered as a dropped core (exit
-    1, "dropped" in the kernel log), not as queued."""
+    1, "dropped" in the kernel log), not as queued: whether the server read the message first
+    (EOF) or closed it unread, as coredumpd at its connection limit does (ECONNRESET)."""
     d = tempfile.mkdtemp(prefix="coredump-pipe-test.", dir="/run")
     _restore.append((lambda: shutil.rmtree(d, ignore_errors=True), d))
-    path = os.path.join(d, "pipe.sock")
-    server = fake_handover_server(path)
     sleeper = subprocess.Popen(["sleep", "60"])
     _restore.append((lambda: sleeper.poll() is None and sleeper.kill(), f"sleep {sleeper.pid}"))
-    mark = f"cds-test-mark-{os.getpid()}-{time.time()}"
-    with open("/dev/kmsg", "w") as k:
-        k.write(mark + "\n")
-    r, w = os.pipe()
-    args = [HELPER, path, str(sleeper.pid), str(sleeper.pid), "0", "0", "11", "1", "0", "host", "1"]
-    p = subprocess.Popen(args, stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(r)
-    conn, _ = server.accept()
-    conn.recv(4096)
-    conn.close()  # EOF, no ack
-    rc = p.wait(30)
-    os.close(w)
-    server.close()
-    log = kmsg_since(mark)
-    check(rc == 1, f"coredump-pipe exited {rc} for a refused handover (0 means it said the core waits queued)")
-    check("dropped: coredumpd did not take it" in log and "waits queued" not in log,
-          f"kernel log after the refusal:\n{log}")
-    print("observed: " + [line for line in log.splitlines() if "dropped" in line][0].strip())
+    for n, read_first in enumerate((True, False)):
+        path = os.path.join(d, f"pipe{n}.sock")
+        server = fake_handover_server(path)
+        mark = f"cds-test-mark-{os.getpid()}-{time.time()}"
+        with open("/dev/kmsg", "w") as k:
+            k.write(mark + "\n")
+        r, w = os.pipe()
+        args = [HELPER, path, str(sleeper.pid), str(sleeper.pid), "0", "0", "11", "1", "0", "host", "1"]
+        p = subprocess.Popen(args, stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(r)
+        conn, _ = server.accept()
+        if read_first:
+            conn.recv(4096)
+        else:
+            wait_until(lambda: select.select([conn], [], [], 0)[0], 10, "the handover to arrive")
+        conn.close()  # no ack
+        rc = p.wait(30)
+        os.close(w)
+        server.close()
+        log = kmsg_since(mark)
+        how = "read, then closed" if read_first else "closed unread"
+        check(rc == 1, f"{how}: coredump-pipe exited {rc} (0 means it said the core waits queued)")
+        check("dropped: coredumpd did not take it (it closed the handover unanswered" in log and
+              "waits queued" not in log, f"{how}: kernel log after the refusal:\n{log}")
+        print(f"observed: {how}: " + [line for line in log.splitlines() if "dropped" in line][0].strip())
 
 
 def case_reload_storm():
@@ -101,7 +108,9 @@ def case_reload_storm():
         d.proc.send_signal(signal.SIGHUP)
         time.sleep(0.005)
     d.wait_log(r"Reloading configuration", timeout=20)
-    time.sleep(1)  # time for the retired workers' exits to be seen
+    # settled: the retired workers are reaped (no child left but the 4 spares, all idle)
+    wait_until(lambda: len(d.children()) == 4 and len(d.wait_idle_workers(4)) == 4, 30,
+               lambda: f"4 idle workers and no other child (children {d.children()}):\n{d.log_text()}")
     check("keep failing to start" not in d.log_text(), f"reloads tripped the respawn back-off:\n{d.log_text()}")
     pid, _ = crash("segv")
     env.wait_cores(1, timeout=30)

@@ -139,6 +139,9 @@ static void test_bound(void) {
         snprintf(dir, sizeof dir, "%s/many", base);
         mkdir(dir, 0755);
         mkdir(strcat(dir, "/root"), 0755);
+        /* a file mapped again apart from its other mappings is still one file left out */
+        if (maps)
+                len += (size_t) snprintf(maps, size, "%x000-%x000 r--p 00000000 fe:01 %u /lib%03u.so\n", 0x50, 0x51, 3, 3);
         for (unsigned i = 0; i < MANY_FILES && maps; i++) {
                 snprintf(rel, sizeof rel, "many/root/lib%03u.so", i);
                 mk(rel, "ELF");
