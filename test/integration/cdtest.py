@@ -25,6 +25,8 @@ CORE_PATTERN = "/proc/sys/kernel/core_pattern"
 SUID_DUMPABLE = "/proc/sys/fs/suid_dumpable"
 CORE_PIPE_LIMIT = "/proc/sys/kernel/core_pipe_limit"
 TEST_USER = "cdstest"
+# what the test user runs Python with: the system's, never a root-only one that comes first on PATH
+USER_PYTHON = "/usr/bin/python3"
 # poll() and ppoll() (what a worker waiting for its job sleeps in), where /proc/PID/wchan says nothing
 POLL_SYSCALLS = {"x86_64": ("7", "271"), "aarch64": ("73",)}
 

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 from cdtest import (COREDUMP_MESSAGE_ID, COREDUMPCTL, CRASHER, Env, Journal, check, coredumpctl, crash, elf_core_info,
-                    read_exports, run_cases, systemd_coredumpctl, test_user, wait_until)
+                    read_exports, run_cases, systemd_coredumpctl, test_user, USER_PYTHON, wait_until)
 
 LIST_KEYS = {"time", "pid", "uid", "gid", "sig", "corefile", "exe", "size"}
 
@@ -246,7 +246,7 @@ print(s.recv(512).decode())
 def control_request(path, text, user):
     """One raw request on coredumpd's control socket, as user."""
     p = subprocess.run(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups",
-                        "python3", "-c", CONTROL_CLIENT, path, text], capture_output=True, text=True, timeout=30)
+                        USER_PYTHON, "-c", CONTROL_CLIENT, path, text], capture_output=True, text=True, timeout=30)
     check(p.returncode == 0, f"control client failed: {p.stderr}")
     return p.stdout.strip()
 

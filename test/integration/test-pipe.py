@@ -15,7 +15,7 @@ import time
 
 from cdtest import (BUILD, CORE_PATTERN, CORE_PIPE_LIMIT, CRASHER, SUID_DUMPABLE, Env, Journal, check, crash,
                     decompress, elf_core_info, parse_export, read_exports, read_file, run_cases, save_sysctl,
-                    systemd_coredumpctl, test_user, wait_until, write_file)
+                    systemd_coredumpctl, test_user, USER_PYTHON, wait_until, write_file)
 
 HELPER = os.path.join(BUILD, "src", "coredump-pipe")
 # fields whose values differ between any two crashes
@@ -197,7 +197,7 @@ try:
 except Exception as e:
     print('none')
 """
-    cmd = ["python3", "-c", code]
+    cmd = [USER_PYTHON, "-c", code]
     if user:
         cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", *cmd]
     r, w = os.pipe()
