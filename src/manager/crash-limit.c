@@ -6,10 +6,8 @@
 #include <string.h>
 
 #include "crash-limit.h"
+#include "hash.h"
 #include "macro.h"
-
-#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
-#define FNV_PRIME UINT64_C(0x100000001b3)
 
 const char *limit_kind_to_string(LimitKind k) {
         static const char *const t[] = { "executable", "service", "parallel cores" };
@@ -17,11 +15,7 @@ const char *limit_kind_to_string(LimitKind k) {
 }
 
 static uint64_t key_hash(LimitKind kind, const char *key) {
-        uint64_t h = FNV_OFFSET ^ (uint64_t) kind;
-
-        for (const unsigned char *p = (const unsigned char *) key; *p; p++)
-                h = (h ^ *p) * FNV_PRIME;
-        return h;
+        return fnv1a_64(FNV1A_64_OFFSET ^ (uint64_t) kind, key);
 }
 
 void limits_init(CrashLimits *l, LimitFlush flush, void *userdata) {

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hash.h"
 #include "log.h"
 #include "macro.h"
 #include "modules.h"
@@ -135,8 +136,6 @@ static int open_beneath(int root, const char *path) {
 }
 
 #define OMITTED_TRACKED 1024U /* distinct files past MODULES_MAX told apart; beyond, runs of lines */
-#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
-#define FNV_PRIME UINT64_C(0x100000001b3)
 
 typedef struct ModulesWalk {
         int root;
@@ -146,17 +145,9 @@ typedef struct ModulesWalk {
         size_t n_omitted;
 } ModulesWalk;
 
-static uint64_t path_hash(const char *path) {
-        uint64_t h = FNV_OFFSET;
-
-        for (const unsigned char *p = (const unsigned char *) path; *p; p++)
-                h = (h ^ *p) * FNV_PRIME;
-        return h;
-}
-
 /* Whether path is a file past MODULES_MAX not counted yet (then it is now). */
 static bool omitted_new(ModulesWalk *w, const char *path) {
-        uint64_t h = path_hash(path);
+        uint64_t h = fnv1a_64(FNV1A_64_OFFSET, path);
 
         if (strcmp(path, w->last_omitted) == 0)
                 return false;

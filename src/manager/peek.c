@@ -53,7 +53,7 @@ int peek_parse_anon_size(const char *status, uint64_t *ret) {
         return 0;
 }
 
-static void peek_read(int dir, bool want_size, CrashPeek *p) {
+static void peek_read(int dir, PeekWant want, CrashPeek *p) {
         char buf[MAX(MAX(PEEK_STATUS_MAX, PEEK_CGROUP_MAX), PEEK_LIMITS_MAX)], path[PATH_MAX];
         ssize_t n = readlinkat(dir, "exe", p->exe, sizeof p->exe - 1);
 
@@ -62,9 +62,9 @@ static void peek_read(int dir, bool want_size, CrashPeek *p) {
                 p->comm[strcspn(p->comm, "\n")] = 0;
         if (read_small_file_at(dir, "cgroup", buf, PEEK_CGROUP_MAX) > 0 && cgroup_unified_path(buf, path, sizeof path) >= 0)
                 peek_service(path, p->service, sizeof p->service);
-        if (read_small_file_at(dir, "limits", buf, PEEK_LIMITS_MAX) > 0)
+        if ((want & PEEK_RLIMIT) && read_small_file_at(dir, "limits", buf, PEEK_LIMITS_MAX) > 0)
                 p->rlimit_valid = meta_parse_limits_core(buf, &p->rlimit_core) >= 0;
-        if (want_size && read_small_file_at(dir, "status", buf, PEEK_STATUS_MAX) > 0)
+        if ((want & PEEK_SIZE) && read_small_file_at(dir, "status", buf, PEEK_STATUS_MAX) > 0)
                 p->size_valid = peek_parse_anon_size(buf, &p->size_min) >= 0;
         /* the process chose these: they go into log lines and summaries, so no control bytes */
         string_sanitize(p->exe);
@@ -85,7 +85,7 @@ static int peek_confirm(int dir, int pidfd, pid_t pid, pid_t tid) {
         return again == pid ? pidfd_check_alive(pidfd) : -ESRCH;
 }
 
-int peek_collect(int pidfd, pid_t pid, pid_t tid, bool want_size, CrashPeek *ret) {
+int peek_collect(int pidfd, pid_t pid, pid_t tid, PeekWant want, CrashPeek *ret) {
         _cleanup_close_ int dir = -EBADF;
         char path[32];
         int r;
@@ -98,7 +98,7 @@ int peek_collect(int pidfd, pid_t pid, pid_t tid, bool want_size, CrashPeek *ret
         r = pidfd >= 0 ? pidfd_check_alive(pidfd) : peek_confirm(dir, pidfd, pid, tid);
         if (r < 0)
                 return r;
-        peek_read(dir, want_size, ret);
+        peek_read(dir, want, ret);
         r = peek_confirm(dir, pidfd, pid, tid);
         if (r < 0) {
                 *ret = (CrashPeek) {};

@@ -31,11 +31,16 @@ typedef struct CrashPeek {
         uint64_t size_min; /* what the core takes at least: resident and swapped anonymous memory */
 } CrashPeek;
 
+/* What to read besides exe, comm and the service (each costs a /proc read per crash). */
+typedef enum PeekWant {
+        PEEK_SIZE = 1 << 0,   /* status: size_min */
+        PEEK_RLIMIT = 1 << 1, /* limits: rlimit_core (pipe mode has it from %c already) */
+} PeekWant;
+
 /* pidfd may be -EBADF (pipe mode on an old kernel): then the thread tid the kernel named must
  * be dumping core (PF_DUMPCORE) before and after the reads, as for meta_collect_unpinned(), so
- * a recycled PID is never read. want_size: read the status file too (size_min); on failure
- * *ret says nothing (all empty). */
-int peek_collect(int pidfd, pid_t pid, pid_t tid, bool want_size, CrashPeek *ret);
+ * a recycled PID is never read. On failure *ret says nothing (all empty). */
+int peek_collect(int pidfd, pid_t pid, pid_t tid, PeekWant want, CrashPeek *ret);
 /* Pure: RssAnon + VmSwap of a /proc/PID/status text, in bytes. */
 int peek_parse_anon_size(const char *status, uint64_t *ret);
 /* Pure: the service a unified cgroup path belongs to, as CrashPeek.service has it. */

@@ -80,7 +80,8 @@ PolicyVerdict policy_decide(Crash *c, const char **why) {
                 return POLICY_RECORD_ONLY;
         }
         if (!c->info.reaped)
-                (void) peek_collect(c->pidfd, c->info.pid, c->pipe ? c->pipe_tid : c->info.pid, storage_may_refuse(cfg),
+                (void) peek_collect(c->pidfd, c->info.pid, c->pipe ? c->pipe_tid : c->info.pid,
+                                    (storage_may_refuse(cfg) ? PEEK_SIZE : 0) | (c->rlimit_known ? 0 : PEEK_RLIMIT),
                                     &peek);
         lc = (LimitCrash) { .exe = peek.exe, .unit = peek.service, .comm = peek.comm,
                             .pid = c->info.pid, .uid = c->info.ruid, .realtime = c->timestamp_usec };
