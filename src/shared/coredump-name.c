@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Stored core names, systemd's way (comm escaped), and the boot and machine ids. Shared (manager):
- * reads /proc/sys/kernel/random/boot_id and /etc/machine-id, nothing else. */
+/* Stored core names, systemd's way (comm escaped) and parsed back, and the boot and machine ids. Shared
+ * (manager, coredumpctl): reads /proc/sys/kernel/random/boot_id and /etc/machine-id, nothing else. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -9,6 +9,7 @@
 #include "coredump-name.h"
 #include "fd-util.h"
 #include "macro.h"
+#include "parse-util.h"
 
 int coredump_escape_comm(const char *comm, char *buf, size_t size) {
         static const char hex[] = "0123456789abcdef";
@@ -46,6 +47,54 @@ int coredump_filename(char *buf, size_t size, const char *comm, uid_t uid, const
                      (unsigned long long) timestamp_usec, suffix);
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
+        return 0;
+}
+
+/* core COMM UID BOOTID PID USEC [EXT] */
+#define NAME_FIELDS_MIN 6U
+#define NAME_FIELDS_MAX 7U
+
+static bool is_boot_id(const char *s) {
+        size_t n = strspn(s, "0123456789abcdef");
+        return n == BOOT_ID_STRING_MAX - 1 && s[n] == 0;
+}
+
+static bool is_known_suffix(const char *s) {
+        return strcmp(s, "zst") == 0 || strcmp(s, "lz4") == 0 || strcmp(s, "xz") == 0;
+}
+
+/* Splits copy (modified) at every dot; empty fields count. Returns how many, or 0 if too many. */
+static size_t split_dots(char *copy, char *field[NAME_FIELDS_MAX]) {
+        size_t n = 0;
+
+        for (char *p = copy;; p++) {
+                char *dot = strchr(p, '.');
+                if (n == NAME_FIELDS_MAX)
+                        return 0;
+                field[n++] = p;
+                if (!dot)
+                        return n;
+                *dot = 0;
+                p = dot;
+        }
+}
+
+int coredump_name_parse(const char *name, CoredumpName *ret) {
+        char copy[COREDUMP_NAME_MAX], *field[NAME_FIELDS_MAX];
+        uint64_t uid, pid, usec;
+        size_t n;
+
+        if (strlen(name) >= sizeof copy)
+                return -EINVAL;
+        memcpy(copy, name, strlen(name) + 1);
+        n = split_dots(copy, field);
+        if (n < NAME_FIELDS_MIN || strcmp(field[0], "core") != 0 || field[1][0] == 0 ||
+            parse_uint64(field[2], &uid) < 0 || uid >= UINT32_MAX || !is_boot_id(field[3]) ||
+            parse_uint64(field[4], &pid) < 0 || parse_uint64(field[5], &usec) < 0 ||
+            (n == NAME_FIELDS_MAX && !is_known_suffix(field[6])))
+                return -EINVAL;
+        *ret = (CoredumpName) { .uid = (uid_t) uid, .pid = pid, .usec = usec };
+        memcpy(ret->boot_id, field[3], BOOT_ID_STRING_MAX);
         return 0;
 }
 
