@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* coredumpctl list --group: entries grouped by executable, signal and stack signature, with counts
- * and first and last seen, as a table. Writes only to stdout (through the pager). */
+ * and first and last seen, as a table (entry text escaped). Writes only to stdout (the pager). */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ctl-escape.h"
 #include "ctl-format.h"
 #include "ctl-group.h"
 #include "ctl-pager.h"
@@ -111,8 +112,13 @@ static int add_to_groups(Group **groups, size_t *n, const Entry *e) {
 static int group_row(const CtlArgs *a, Table *t, const Group *g) {
         char first[FORMAT_TIMESTAMP_MAX], last[FORMAT_TIMESTAMP_MAX], name[SIGNAL_NAME_MAX];
         bool json = a->json != JSON_OFF;
+        /* JSON escapes what it prints itself; the table is text for a terminal */
+        _cleanup_free_ char *exe = json ? strdup(g->exe) : escape_text(g->exe, ESCAPE_DEFAULT),
+                            *sig = json ? strdup(g->signature) : escape_text(g->signature, ESCAPE_DEFAULT);
         int r;
 
+        if (!exe || !sig)
+                return -ENOMEM;
         r = table_add(t, CELL_NUMBER, NULL, "%zu", g->count);
         r = r ?: (json ? table_add(t, CELL_NUMBER, NULL, "%" PRIu64, g->first)
                        : table_add(t, CELL_STRING, NULL, "%s", format_timestamp(first, sizeof first, g->first)));
@@ -123,8 +129,8 @@ static int group_row(const CtlArgs *a, Table *t, const Group *g) {
         else
                 r = r ?: (json ? table_add(t, CELL_NUMBER, NULL, "%d", g->signo)
                                : table_add(t, CELL_STRING, NULL, "SIG%s", signal_abbrev(name, sizeof name, g->signo)));
-        r = r ?: table_add(t, CELL_STRING, NULL, "%s", g->exe);
-        r = r ?: (g->signature[0] ? table_add(t, CELL_STRING, NULL, "%s", g->signature) : table_add(t, CELL_EMPTY, NULL, NULL));
+        r = r ?: table_add(t, CELL_STRING, NULL, "%s", exe);
+        r = r ?: (sig[0] ? table_add(t, CELL_STRING, NULL, "%s", sig) : table_add(t, CELL_EMPTY, NULL, NULL));
         return r;
 }
 

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The verbs that show entries: list (table or JSON), info, and -F FIELD. */
+/* The verbs that show entries: list (table or JSON), info, and -F FIELD; every text an entry
+ * carries is escaped on its way to a terminal. Writes to stdout (or the FILE given) only. */
 #include <inttypes.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl-corefile.h"
+#include "ctl-escape.h"
 #include "ctl-format.h"
 #include "json.h"
 #include "ctl-pager.h"
@@ -20,19 +24,41 @@ static bool is_coredump(const Entry *e) {
         return entry_has_value(e, "MESSAGE_ID", SD_MESSAGE_COREDUMP_STR);
 }
 
+/* A field shown in a message: escaped, "n/a" if absent, "?" if out of memory. */
+static char *shown(const char *v) {
+        return escape_text(v ?: "n/a", ESCAPE_DEFAULT) ?: strdup("?");
+}
+
+static void warn_malformed(const char *pid, const char *uid, const char *gid, const char *sig, const char *comm) {
+        _cleanup_free_ char *p = shown(pid), *u = shown(uid), *g = shown(gid), *s = shown(sig), *c = shown(comm);
+
+        log_warning("Found a coredump entry without mandatory fields (PID=%s, UID=%s, GID=%s, SIGNAL=%s, COMM=%s), ignoring.",
+                    p ?: "?", u ?: "?", g ?: "?", s ?: "?", c ?: "?");
+}
+
+/* An id column: a decimal number, never the entry's text as is (JSON prints numbers raw). */
+static bool parse_id(const char *s, uint64_t max, uint64_t *ret) {
+        return s && parse_uint64(s, ret) >= 0 && *ret <= max;
+}
+
 static int list_row(const CtlArgs *a, Table *t, const Entry *e) {
         _cleanup_free_ char *pid = entry_dup(e, "COREDUMP_PID"), *uid = entry_dup(e, "COREDUMP_UID"),
                             *gid = entry_dup(e, "COREDUMP_GID"), *sig = entry_dup(e, "COREDUMP_SIGNAL"),
-                            *comm = entry_dup(e, "COREDUMP_COMM"), *exe = entry_dup(e, "COREDUMP_EXE");
+                            *comm = entry_dup(e, "COREDUMP_COMM"), *exe = entry_dup(e, "COREDUMP_EXE"), *name = NULL;
         char ts[FORMAT_TIMESTAMP_MAX], signame[SIGNAL_NAME_MAX], size[FORMAT_BYTES_MAX];
+        uint64_t npid, nuid, ngid;
         int signo = 0, r = 0;
         CoreFile cf;
 
-        if (!pid || !uid || !gid || !sig || !comm) {
-                log_warning("Found a coredump entry without mandatory fields (PID=%s, UID=%s, GID=%s, SIGNAL=%s, COMM=%s), ignoring.",
-                            pid ?: "n/a", uid ?: "n/a", gid ?: "n/a", sig ?: "n/a", comm ?: "n/a");
+        if (!parse_id(pid, INT32_MAX, &npid) || !parse_id(uid, UINT32_MAX - 1, &nuid) ||
+            !parse_id(gid, UINT32_MAX - 1, &ngid) || !sig || !comm) {
+                warn_malformed(pid, uid, gid, sig, comm);
                 return 0;
         }
+        /* JSON escapes what it prints itself; the table is text for a terminal */
+        name = a->json != JSON_OFF ? strdup(exe ?: comm) : escape_text(exe ?: comm, ESCAPE_DEFAULT);
+        if (!name)
+                return -ENOMEM;
         if (!is_coredump(e) || parse_int_range(sig, 1, SIGRTMAX, &signo) < 0)
                 signo = 0;
         corefile_analyze(a, e, &cf);
@@ -40,9 +66,9 @@ static int list_row(const CtlArgs *a, Table *t, const Entry *e) {
                 r = table_add(t, CELL_NUMBER, NULL, "%" PRIu64, e->realtime);
         else
                 r = table_add(t, CELL_STRING, NULL, "%s", format_timestamp(ts, sizeof ts, e->realtime));
-        r = r ?: table_add(t, CELL_NUMBER, NULL, "%s", pid);
-        r = r ?: table_add(t, CELL_NUMBER, NULL, "%s", uid);
-        r = r ?: table_add(t, CELL_NUMBER, NULL, "%s", gid);
+        r = r ?: table_add(t, CELL_NUMBER, NULL, "%" PRIu64, npid);
+        r = r ?: table_add(t, CELL_NUMBER, NULL, "%" PRIu64, nuid);
+        r = r ?: table_add(t, CELL_NUMBER, NULL, "%" PRIu64, ngid);
         if (signo == 0)
                 r = r ?: table_add(t, CELL_EMPTY, NULL, NULL);
         else if (a->json != JSON_OFF)
@@ -50,7 +76,7 @@ static int list_row(const CtlArgs *a, Table *t, const Entry *e) {
         else
                 r = r ?: table_add(t, CELL_STRING, NULL, "SIG%s", signal_abbrev(signame, sizeof signame, signo));
         r = r ?: (cf.state ? table_add(t, CELL_STRING, cf.color, "%s", cf.state) : table_add(t, CELL_EMPTY, NULL, NULL));
-        r = r ?: table_add(t, CELL_STRING, NULL, "%s", exe ?: comm);
+        r = r ?: table_add(t, CELL_STRING, NULL, "%s", name);
         if (cf.size == UINT64_MAX)
                 r = r ?: table_add(t, CELL_EMPTY, NULL, NULL);
         else if (a->json != JSON_OFF)
@@ -75,8 +101,17 @@ int show_list(const CtlArgs *a, const EntryList *l) {
         return r < 0 ? log_error_errno(r, "Failed to print the table: %m") : 0;
 }
 
+static void print_value_escaped(FILE *f, const uint8_t *v, size_t len) {
+        _cleanup_free_ char *s = strndup((const char *) v, len);
+
+        /* a NUL inside ends the text: what follows it is not shown */
+        escape_fputs(f, s ?: "?", ESCAPE_KEEP_LINES);
+}
+
+/* -F prints values as they are for scripts; on a terminal (or the pager on one) escaped. */
 int show_field(const CtlArgs *a, const EntryList *l) {
         size_t nl = strlen(a->field);
+        bool tty = isatty(STDOUT_FILENO);
 
         pager_open(a);
         for (size_t i = 0; i < l->n; i++) {
@@ -87,7 +122,10 @@ int show_field(const CtlArgs *a, const EntryList *l) {
                 /* a field may appear more than once in an entry: print every occurrence */
                 while (record_next(e->fields.buf, e->fields.len, &pos, &f) > 0)
                         if (f.name_len == nl && memcmp(f.name, a->field, nl) == 0) {
-                                fwrite(f.value, 1, f.value_len, stdout);
+                                if (tty)
+                                        print_value_escaped(stdout, f.value, f.value_len);
+                                else
+                                        fwrite(f.value, 1, f.value_len, stdout);
                                 fputc('\n', stdout);
                         }
         }
@@ -100,18 +138,29 @@ static void print_id_line(FILE *f, const char *label, const char *value, bool gr
 
         if (!value)
                 return;
-        if (parse_uint64(value, &id) >= 0 && id < UINT32_MAX)
-                fprintf(f, "%14s: %s (%s)\n", label, value,
-                        group ? gid_name(name, sizeof name, (gid_t) id) : uid_name(name, sizeof name, (uid_t) id));
-        else
-                fprintf(f, "%14s: %s\n", label, value);
+        fprintf(f, "%14s: ", label);
+        escape_fputs(f, value, ESCAPE_DEFAULT);
+        if (parse_uint64(value, &id) >= 0 && id < UINT32_MAX) {
+                fputs(" (", f);
+                escape_fputs(f, group ? gid_name(name, sizeof name, (gid_t) id) : uid_name(name, sizeof name, (uid_t) id),
+                             ESCAPE_DEFAULT);
+                fputc(')', f);
+        }
+        fputc('\n', f);
+}
+
+/* "label: value" with the value escaped. */
+static void print_line(FILE *f, const char *label, const char *value) {
+        fprintf(f, "%14s: ", label);
+        escape_fputs(f, value, ESCAPE_DEFAULT);
+        fputc('\n', f);
 }
 
 static void print_str_line(FILE *f, const Entry *e, const char *label, const char *field) {
         _cleanup_free_ char *v = entry_dup(e, field);
 
         if (v)
-                fprintf(f, "%14s: %s\n", label, v);
+                print_line(f, label, v);
 }
 
 static void print_signal(FILE *f, const Entry *e) {
@@ -124,7 +173,7 @@ static void print_signal(FILE *f, const Entry *e) {
         if (is_coredump(e) && parse_int_range(sig, 1, SIGRTMAX, &signo) >= 0)
                 fprintf(f, "%14s: %s (%s)\n", "Signal", sig, signal_abbrev(name, sizeof name, signo));
         else
-                fprintf(f, "%14s: %s\n", is_coredump(e) ? "Signal" : "Reason", sig);
+                print_line(f, is_coredump(e) ? "Signal" : "Reason", sig);
 }
 
 static void print_timestamp(FILE *f, const Entry *e) {
@@ -138,7 +187,7 @@ static void print_timestamp(FILE *f, const Entry *e) {
                 fprintf(f, "%14s: %s (%s)\n", "Timestamp", format_timestamp(abs, sizeof abs, u),
                         format_timestamp_relative(rel, sizeof rel, u, now_usec(CLOCK_REALTIME)));
         else
-                fprintf(f, "%14s: %s\n", "Timestamp", ts);
+                print_line(f, "Timestamp", ts);
 }
 
 static void print_storage(const CtlArgs *a, FILE *f, const Entry *e) {
@@ -147,18 +196,23 @@ static void print_storage(const CtlArgs *a, FILE *f, const Entry *e) {
 
         corefile_analyze(a, e, &cf);
         if (cf.path[0]) {
-                fprintf(f, "%14s: %s%s (%s)%s\n", "Storage", cf.color ?: "", cf.path, cf.state,
-                        cf.color && *cf.color ? ansi_normal() : "");
+                fprintf(f, "%14s: %s", "Storage", cf.color ?: "");
+                escape_fputs(f, cf.path, ESCAPE_DEFAULT);
+                fprintf(f, " (%s)%s\n", cf.state, cf.color && *cf.color ? ansi_normal() : "");
                 if (cf.size != UINT64_MAX)
                         fprintf(f, "%14s: %s\n", "Size on Disk", format_bytes(size, sizeof size, cf.size));
         } else
                 fprintf(f, "%14s: %s\n", "Storage", e->core_in_journal ? "journal" : "none");
 }
 
+/* The message, stack traces and all: escaped but for its newlines and tabs, each line indented. */
 static void print_message(FILE *f, const Entry *e) {
-        _cleanup_free_ char *m = entry_dup(e, "MESSAGE");
+        _cleanup_free_ char *raw = entry_dup(e, "MESSAGE"), *m = NULL;
         size_t end;
 
+        if (!raw)
+                return;
+        m = escape_text(raw, ESCAPE_KEEP_LINES);
         if (!m)
                 return;
         end = strlen(m);
@@ -182,16 +236,26 @@ void show_info_entry(const CtlArgs *a, FILE *f, const Entry *e, bool need_space)
 
         if (need_space)
                 fputc('\n', f);
-        fprintf(f, "%14s: %s%s%s", "PID", ansi_highlight(), pid ?: "n/a", ansi_normal());
-        fprintf(f, comm ? " (%s)\n" : "%s\n", comm ?: "");
+        fprintf(f, "%14s: %s", "PID", ansi_highlight());
+        escape_fputs(f, pid ?: "n/a", ESCAPE_DEFAULT);
+        fputs(ansi_normal(), f);
+        if (comm) {
+                fputs(" (", f);
+                escape_fputs(f, comm, ESCAPE_DEFAULT);
+                fputc(')', f);
+        }
+        fputc('\n', f);
         print_str_line(f, e, "TID", "COREDUMP_TID");
         print_id_line(f, "UID", uid, false);
         print_id_line(f, "GID", gid, true);
         print_signal(f, e);
         print_timestamp(f, e);
         print_str_line(f, e, "Command Line", "COREDUMP_CMDLINE");
-        if (exe)
-                fprintf(f, "%14s: %s%s%s\n", "Executable", ansi_highlight(), exe, ansi_normal());
+        if (exe) {
+                fprintf(f, "%14s: %s", "Executable", ansi_highlight());
+                escape_fputs(f, exe, ESCAPE_DEFAULT);
+                fprintf(f, "%s\n", ansi_normal());
+        }
         print_str_line(f, e, "Control Group", "COREDUMP_CGROUP");
         print_str_line(f, e, "Unit", "COREDUMP_UNIT");
         print_str_line(f, e, "User Unit", "COREDUMP_USER_UNIT");
@@ -202,8 +266,13 @@ void show_info_entry(const CtlArgs *a, FILE *f, const Entry *e, bool need_space)
         print_str_line(f, e, "Machine ID", "_MACHINE_ID");
         print_str_line(f, e, "Hostname", "COREDUMP_HOSTNAME");
         print_storage(a, f, e);
-        if (pkg && ver)
-                fprintf(f, "%14s: %s/%s\n", "Package", pkg, ver);
+        if (pkg && ver) {
+                fprintf(f, "%14s: ", "Package");
+                escape_fputs(f, pkg, ESCAPE_DEFAULT);
+                fputc('/', f);
+                escape_fputs(f, ver, ESCAPE_DEFAULT);
+                fputc('\n', f);
+        }
         show_build_id(f, e, exe);
         print_message(f, e);
 }
@@ -232,7 +301,7 @@ static void build_id_member(const char *key, const char *build_id, void *userdat
         /* as systemd: the module whose file name is the executable's */
         if (l->done || !build_id || strcmp(base_name(key), l->exe_base) != 0)
                 return;
-        fprintf(l->f, "%14s: %s\n", "build-id", build_id);
+        print_line(l->f, "build-id", build_id);
         l->done = true;
 }
 
