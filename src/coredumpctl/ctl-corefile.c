@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* An entry's COREFILE state (present, missing, inaccessible, ...): where its core is and whether
- * the invoking user may read it. Opens it O_PATH, stats and access()-checks it; never reads it. */
+/* An entry's COREFILE state (present, missing, inaccessible, ...): where its core is, whether it is
+ * that crash's core at all, and whether the invoking user may read it. Opens it O_PATH, stats and
+ * access()-checks it; never reads it. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coredump-name.h"
 #include "ctl-corefile.h"
 #include "ctl-format.h"
 #include "parse-util.h"
@@ -41,14 +43,35 @@ static void analyze_file(CoreFile *c) {
         c->size = (uint64_t) st.st_size;
 }
 
+bool corefile_of_entry(const Entry *e, const char *path) {
+        _cleanup_free_ char *uid = entry_dup(e, "COREDUMP_UID"), *boot = entry_dup(e, "_BOOT_ID");
+        const char *slash = strrchr(path, '/');
+        CoredumpName n;
+        uint64_t u;
+
+        if (!slash || coredump_name_parse(slash + 1, &n) < 0)
+                return false;
+        if (!uid || parse_uint64(uid, &u) < 0 || u != (uint64_t) n.uid)
+                return false;
+        if (e->pid != n.pid || e->timestamp != n.usec)
+                return false;
+        return !boot || strcmp(boot, n.boot_id) == 0;
+}
+
 void corefile_analyze(const CtlArgs *a, const Entry *e, CoreFile *ret) {
         _cleanup_free_ char *filename = entry_dup(e, "COREDUMP_FILENAME");
         _cleanup_free_ char *truncated = entry_dup(e, "COREDUMP_TRUNCATED");
 
         *ret = (CoreFile) { .size = UINT64_MAX };
-        if (filename && ctl_root_path(a, filename, ret->path, sizeof ret->path) >= 0)
-                analyze_file(ret);
-        else if (filename) {
+        if (filename && ctl_root_path(a, filename, ret->path, sizeof ret->path) >= 0) {
+                if (corefile_of_entry(e, ret->path))
+                        analyze_file(ret);
+                else {
+                        ret->state = "error";
+                        ret->color = ansi_red();
+                        ret->foreign = true;
+                }
+        } else if (filename) {
                 ret->state = "error";
                 ret->color = ansi_red();
         } else if (e->core_in_journal)

@@ -17,6 +17,11 @@ typedef struct CoreFile {
         const char *color;
         uint64_t size; /* UINT64_MAX: unknown */
         char path[PATH_MAX]; /* under --root; empty if the entry names no file */
+        bool foreign; /* the file's name is not this crash's (state "error"): never opened */
 } CoreFile;
 
+/* Whether path names the core of the entry's very crash: coredumpd (root) named it
+ * core.COMM.UID.BOOTID.PID.USEC[.EXT] after the crash, and only root renames in the store, so an
+ * entry (whose writer may have made it up) naming another crash's core does not pass. */
+bool corefile_of_entry(const Entry *e, const char *path);
 void corefile_analyze(const CtlArgs *a, const Entry *e, CoreFile *ret);

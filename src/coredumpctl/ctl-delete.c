@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* coredumpctl delete: removes the matching entries' cores and records, only names coredumpd writes
- * in its store: directly as root, else through coredumpd's control socket (it checks the ACL). */
+ * in its store, a core only if its name is that crash's: directly as root, else through coredumpd's
+ * control socket (it checks the ACL). */
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -13,7 +14,9 @@
 
 #include "build-config.h"
 #include "control-proto.h"
+#include "ctl-corefile.h"
 #include "ctl-delete.h"
+#include "ctl-escape.h"
 #include "log.h"
 
 static const char *control_path(const CtlArgs *a) {
@@ -84,18 +87,34 @@ static bool in_store(const CtlArgs *a, const char *dir) {
 
 static int delete_file(const CtlArgs *a, const char *path, bool *deleted) {
         char dir[PATH_MAX], name[CONTROL_NAME_MAX + 1];
+        _cleanup_free_ char *shown = escape_text(path, ESCAPE_DEFAULT);
         int r;
 
         *deleted = false;
         if (split_stored(path, dir, sizeof dir, name, sizeof name) < 0 || !in_store(a, dir))
-                return log_error_errno(-EINVAL, "Not a file coredump-socket stored, not deleting: %s", path);
+                return log_error_errno(-EINVAL, "Not a file coredump-socket stored, not deleting: %s", shown ?: "?");
         r = geteuid() == 0 ? delete_direct(dir, name) : delete_via_daemon(a, name);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
-                return log_error_errno(r, "Failed to delete %s: %m", path);
+                return log_error_errno(r, "Failed to delete %s: %m", shown ?: "?");
         *deleted = true;
         return 0;
+}
+
+/* The entry's core, if it names one: only the core of that very crash (see corefile_of_entry()). */
+static int delete_core(const CtlArgs *a, const Entry *e, bool *deleted) {
+        _cleanup_free_ char *core = entry_dup(e, "COREDUMP_FILENAME"), *shown = NULL;
+        char path[PATH_MAX];
+
+        *deleted = false;
+        if (!core)
+                return 0;
+        if (ctl_root_path(a, core, path, sizeof path) >= 0 && corefile_of_entry(e, path))
+                return delete_file(a, path, deleted);
+        shown = escape_text(core, ESCAPE_DEFAULT);
+        return log_error_errno(-EINVAL, "%s is not the core of PID %llu's crash by its name, not deleting it.",
+                               shown ?: "?", (unsigned long long) e->pid);
 }
 
 int verb_delete(const CtlArgs *a, const EntryList *l) {
@@ -104,13 +123,10 @@ int verb_delete(const CtlArgs *a, const EntryList *l) {
 
         for (size_t i = 0; i < l->n; i++) {
                 const Entry *e = &l->items[i];
-                _cleanup_free_ char *core = entry_dup(e, "COREDUMP_FILENAME"), *pid = entry_dup(e, "COREDUMP_PID");
-                char path[PATH_MAX];
                 bool deleted_core = false, deleted_record = false;
-                int r = 0;
+                int r;
 
-                if (core && ctl_root_path(a, core, path, sizeof path) >= 0)
-                        r = delete_file(a, path, &deleted_core);
+                r = delete_core(a, e, &deleted_core);
                 if (r >= 0 && e->record_path)
                         r = delete_file(a, e->record_path, &deleted_record);
                 if (r < 0)
@@ -118,9 +134,9 @@ int verb_delete(const CtlArgs *a, const EntryList *l) {
                 else if (deleted_core || deleted_record) {
                         n_deleted++;
                         if (!a->quiet)
-                                printf("Deleted the %s of PID %s.\n",
+                                printf("Deleted the %s of PID %llu.\n",
                                        deleted_core && deleted_record ? "core and record" : deleted_core ? "core" : "record",
-                                       pid ?: "?");
+                                       (unsigned long long) e->pid);
                 }
         }
         if (ret >= 0 && n_deleted == 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* coredumpctl dump and debug: the newest matching core, uncompressed to --output or stdout, or into
  * an unnamed temporary file for a debugger it forks and execs, all as the invoking user. */
+#include <assert.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include "ctl-corefile.h"
 #include "ctl-decompress.h"
 #include "ctl-dump.h"
+#include "ctl-escape.h"
 #include "ctl-show.h"
 #include "ctl-source.h"
 #include "log.h"
@@ -25,12 +27,15 @@ static int save_core(const CtlArgs *a, const Entry *e, const CoreFile *cf, int o
         int r;
 
         if (cf->path[0]) {
+                _cleanup_free_ char *shown = escape_text(cf->path, ESCAPE_DEFAULT);
+
+                assert(!cf->foreign);
                 fd = open(cf->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
                 if (fd < 0)
-                        return log_error_errno(negative_errno(), "Failed to open %s: %m", cf->path);
+                        return log_error_errno(negative_errno(), "Failed to open %s: %m", shown ?: "the core");
                 r = decompress_core(cf->path, fd, out_fd, true);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to decompress %s: %m", cf->path);
+                        return log_error_errno(r, "Failed to decompress %s: %m", shown ?: "the core");
                 return 0;
         }
         r = journal_read_core(a, e, &buf, &len);
@@ -45,12 +50,18 @@ static int save_core(const CtlArgs *a, const Entry *e, const CoreFile *cf, int o
 /* Whether the entry has a core we can read at all; a clear error if not. */
 static int check_core(const Entry *e, const CoreFile *cf) {
         if (cf->path[0]) {
+                _cleanup_free_ char *shown = escape_text(cf->path, ESCAPE_DEFAULT);
+                const char *p = shown ?: "the core";
+
+                if (cf->foreign)
+                        return log_error_errno(-EPERM, "Not using \"%s\": by its name it is not the core of PID %llu's crash.",
+                                               p, (unsigned long long) e->pid);
                 if (strcmp(cf->state, "missing") == 0)
-                        return log_error_errno(-ENOENT, "Cannot access \"%s\": %m", cf->path);
+                        return log_error_errno(-ENOENT, "Cannot access \"%s\": %m", p);
                 if (strcmp(cf->state, "inaccessible") == 0)
-                        return log_error_errno(-EACCES, "Cannot access \"%s\": %m", cf->path);
+                        return log_error_errno(-EACCES, "Cannot access \"%s\": %m", p);
                 if (strcmp(cf->state, "error") == 0)
-                        return log_error_errno(-EBADFD, "Cannot use \"%s\": not a regular file", cf->path);
+                        return log_error_errno(-EBADFD, "Cannot use \"%s\": not a regular file", p);
                 return 0;
         }
         if (!e->core_in_journal)
