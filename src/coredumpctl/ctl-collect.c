@@ -26,15 +26,22 @@ static int cmp_time(const void *a, const void *b) {
         return cmp_key(x, y);
 }
 
-/* Same crash: same PID and crash timestamp and, where both say, the same boot. */
-static bool same_crash(const Entry *j, const Entry *r) {
-        _cleanup_free_ char *bj = NULL, *br = NULL;
+/* Whether both entries carry name with the same value; absent in both counts as the same,
+ * absent in one only as different unless either_may_lack. */
+static bool same_field(const Entry *x, const Entry *y, const char *name, bool either_may_lack) {
+        _cleanup_free_ char *a = entry_dup(x, name), *b = entry_dup(y, name);
 
-        if (j->timestamp == 0 || cmp_key(j, r) != 0)
-                return false;
-        bj = entry_dup(j, "_BOOT_ID");
-        br = entry_dup(r, "_BOOT_ID");
-        return !bj || !br || strcmp(bj, br) == 0;
+        if (!a || !b)
+                return either_may_lack || (!a && !b);
+        return strcmp(a, b) == 0;
+}
+
+/* Same crash: same PID and crash timestamp (the key), the same crashing uid, and where both say,
+ * the same boot and core file. Anyone may log an entry with the PID and time of someone else's
+ * crash: the uid keeps a user's entry from standing in for root's record. */
+static bool same_crash(const Entry *j, const Entry *r) {
+        return j->timestamp != 0 && cmp_key(j, r) == 0 && same_field(j, r, "COREDUMP_UID", false) &&
+               same_field(j, r, "_BOOT_ID", true) && same_field(j, r, "COREDUMP_FILENAME", true);
 }
 
 static Entry *find_in_journal(Entry **index, size_t n, const Entry *r) {
@@ -51,8 +58,41 @@ static Entry *find_in_journal(Entry **index, size_t n, const Entry *r) {
         return NULL;
 }
 
-/* Records whose crash the journal has too are folded into the journal's entry; the rest are
- * moved to the end of the journal's list. */
+/* The fields of a journal entry that a record confirmed but that someone other than root logged:
+ * the record's (coredumpd wrote it), plus the fields journald itself added that the record lacks
+ * (_PID, _COMM, ... of the writer: names starting with '_', which no client can set). */
+static int take_record_fields(Entry *j, const Entry *r) {
+        Record merged = {};
+        size_t pos = 0;
+        RecordField f;
+        int e = 0;
+
+        merged.buf = malloc(MAX(r->fields.len, (size_t) 1));
+        if (!merged.buf)
+                return -ENOMEM;
+        memcpy(merged.buf, r->fields.buf, r->fields.len);
+        merged.len = merged.cap = r->fields.len;
+        while (e >= 0 && record_next(j->fields.buf, j->fields.len, &pos, &f) > 0) {
+                char name[FIELD_NAME_MAX + 1];
+
+                if (f.name[0] != '_' || f.name_len > FIELD_NAME_MAX)
+                        continue;
+                memcpy(name, f.name, f.name_len);
+                name[f.name_len] = 0;
+                if (!record_find(merged.buf, merged.len, name, &(RecordField) {}))
+                        e = record_add(&merged, name, f.value, f.value_len, 0);
+        }
+        if (e < 0 && e != -E2BIG) {
+                record_free(&merged);
+                return e;
+        }
+        record_free(&j->fields);
+        j->fields = merged;
+        return 0;
+}
+
+/* Records whose crash the journal has too are folded into the journal's entry (the record's fields
+ * win unless root logged the entry); the rest are moved to the end of the journal's list. */
 static int merge(EntryList *journal, EntryList *records) {
         _cleanup_free_ Entry **index = reallocarray(NULL, MAX(journal->n, (size_t) 1), sizeof *index);
         size_t n_journal = journal->n;
@@ -67,6 +107,9 @@ static int merge(EntryList *journal, EntryList *records) {
 
                 if (!j)
                         continue;
+                if (!j->writer_root && take_record_fields(j, r) < 0)
+                        return -ENOMEM;
+                j->needs_record = false; /* confirmed */
                 j->sources |= SOURCE_RECORD;
                 if (!j->record_path)
                         j->record_path = TAKE_PTR(r->record_path);
@@ -86,6 +129,21 @@ static int merge(EntryList *journal, EntryList *records) {
                 records->items[i] = (Entry) {};
         }
         return 0;
+}
+
+/* Journal entries believed only with a record of the same crash, and none was found: gone. */
+static void drop_unconfirmed(EntryList *l) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < l->n; i++) {
+                if (l->items[i].needs_record) {
+                        log_debug("Skipping the entry of PID %llu: logged by the worker user about a user's crash "
+                                  "that no record confirms.", (unsigned long long) l->items[i].pid);
+                        entry_free(&l->items[i]);
+                } else
+                        l->items[k++] = l->items[i];
+        }
+        l->n = k;
 }
 
 static bool in_time_range(const CtlArgs *a, const Entry *e) {
@@ -135,6 +193,7 @@ int collect_entries(const CtlArgs *a, const MatchSet *m, CollectMode mode, Entry
                 if (r < 0)
                         return log_error_errno(r, "Out of memory");
         }
+        drop_unconfirmed(out);
         select_entries(a, out);
         return 0;
 }

@@ -23,6 +23,8 @@ typedef struct Entry {
         char *cursor;          /* journal cursor, to fetch COREDUMP= later */
         char *record_path;     /* the sidecar record, if one was read */
         uint64_t pid, timestamp; /* merge key: COREDUMP_PID, COREDUMP_TIMESTAMP */
+        bool writer_root;      /* journal entries: logged by root (or by no local process: _UID absent) */
+        bool needs_record;     /* journal entries: believed only if a record of the same crash confirms it */
 } Entry;
 
 typedef struct EntryList {

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The journal source: coredump entries (kept if a trusted user logged them) and, by cursor, a core
- * kept in the journal. Reads journals with the invoking user's rights; writes nothing. */
+/* The journal source: coredump entries (kept if their writer may speak of that crash) and, by
+ * cursor, a core kept in the journal. Reads journals with the invoking user's rights; writes nothing. */
 #include <pwd.h>
 #include <string.h>
 #include <systemd/sd-journal.h>
 
+#include "ctl-escape.h"
 #include "ctl-source.h"
 #include "log.h"
 #include "parse-util.h"
@@ -78,13 +79,24 @@ static int entry_add_data(Entry *e, const void *d, size_t l, CollectMode mode, c
         return 0;
 }
 
+/* Crashes of these uids always go to a collector's own user: system users (systemd's rule, as
+ * SYSTEM_UID_MAX in coredumpd's store.h) and nobody. */
+#define SYSTEM_UID_MAX 999U
+#define NOBODY_UID 65534U
+
+typedef enum EntryTrust {
+        TRUST_NONE,        /* dropped */
+        TRUST_FULL,        /* believed */
+        TRUST_IF_RECORDED, /* believed only if a record coredumpd wrote confirms the crash */
+} EntryTrust;
+
 static uid_t uid_of(const char *name) {
         struct passwd *pw = getpwnam(name);
         return pw ? pw->pw_uid : UID_INVALID;
 }
 
-/* The collectors' own users, looked up once. */
-static bool is_collector(const CtlArgs *a, uid_t uid) {
+/* The collectors' own users, looked up once: ours (WorkerUser=) and systemd-coredump's. */
+static void collectors(const CtlArgs *a, uid_t *ret_ours, uid_t *ret_systemd) {
         static bool resolved;
         static uid_t ours = UID_INVALID, systemds = UID_INVALID;
         Config c;
@@ -95,20 +107,41 @@ static bool is_collector(const CtlArgs *a, uid_t uid) {
                 systemds = uid_of("systemd-coredump");
                 resolved = true;
         }
-        return uid != UID_INVALID && (uid == ours || uid == systemds);
+        *ret_ours = ours;
+        *ret_systemd = systemds;
 }
 
-/* Anyone can log an entry with the coredump MESSAGE_ID. Believe one if root wrote it, or a
- * collector's own user (ours, systemd-coredump's), or the crashing user about their own crash
- * (our worker writes plain user crashes as that user): a user cannot plant a crash of another
- * user, nor point root's "coredumpctl delete" at files of their choosing. */
-static bool entry_trusted(const CtlArgs *a, const Entry *e) {
-        _cleanup_free_ char *writer = entry_dup(e, "_UID"), *crashed = entry_dup(e, "COREDUMP_UID");
-        uint64_t uid;
+/* Anyone can log an entry with the coredump MESSAGE_ID; _UID (journald's, not forgeable) says who
+ * did. Who may speak of whose crash (coredumpctl(1), "Which entries are believed"):
+ *   root: any crash (coredumpd's summaries; systemd-coredump without its user);
+ *   a regular user (uid above SYSTEM_UID_MAX): their own crashes only, as our worker runs as the
+ *     crashing user for a plain user dump and systemd-coredump for every non-system user;
+ *   our WorkerUser= and systemd-coredump: crashes of system users and nobody, which always go to them;
+ *   our WorkerUser= about a regular user's crash (one that changed credentials, whose dump is not the
+ *     user's): only if a record of the same crash confirms it (see collect_entries()).
+ * An entry without _UID was not logged by a local process (the kernel, audit, an imported file the
+ * caller chose to read) and is believed as such. */
+static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
+        _cleanup_free_ char *w = entry_dup(e, "_UID"), *c = entry_dup(e, "COREDUMP_UID");
+        uint64_t writer, crashed;
+        uid_t ours, systemds;
 
-        if (!writer || strcmp(writer, "0") == 0 || (crashed && strcmp(writer, crashed) == 0))
-                return true;
-        return parse_uint64(writer, &uid) >= 0 && uid < UID_INVALID && is_collector(a, (uid_t) uid);
+        if (!w)
+                return TRUST_FULL;
+        if (parse_uint64(w, &writer) < 0)
+                return TRUST_NONE;
+        if (writer == 0)
+                return TRUST_FULL;
+        if (!c || parse_uint64(c, &crashed) < 0 || crashed >= UID_INVALID)
+                return TRUST_NONE;
+        if (writer == crashed && crashed > SYSTEM_UID_MAX)
+                return TRUST_FULL;
+        collectors(a, &ours, &systemds);
+        if (writer != ours && writer != systemds)
+                return TRUST_NONE;
+        if (crashed <= SYSTEM_UID_MAX || crashed == NOBODY_UID)
+                return TRUST_FULL;
+        return writer == ours ? TRUST_IF_RECORDED : TRUST_NONE;
 }
 
 static int read_entry(sd_journal *j, CollectMode mode, const CtlArgs *a, Entry *e) {
@@ -131,6 +164,22 @@ static int read_entry(sd_journal *j, CollectMode mode, const CtlArgs *a, Entry *
                         return r;
         }
         entry_index(e);
+        return 0;
+}
+
+/* Keeps the entry (0, marked as its trust says) or refuses it (-EPERM). */
+static int judge_entry(const CtlArgs *a, Entry *e) {
+        _cleanup_free_ char *w = entry_dup(e, "_UID");
+        EntryTrust t = entry_trust(a, e);
+        uint64_t writer;
+
+        if (t == TRUST_NONE) {
+                log_debug("Skipping a coredump entry of PID %llu logged by uid %s, who may not speak of that crash.",
+                          (unsigned long long) e->pid, w && !escape_needed(w, ESCAPE_DEFAULT) ? w : "?");
+                return -EPERM;
+        }
+        e->writer_root = !w || (parse_uint64(w, &writer) >= 0 && writer == 0);
+        e->needs_record = t == TRUST_IF_RECORDED;
         return 0;
 }
 
@@ -160,11 +209,8 @@ int source_journal(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryL
                 r = read_entry(j, mode, a, e);
                 if (r < 0)
                         log_warning_errno(r, "Skipping an unreadable journal entry: %m");
-                else if (!entry_trusted(a, e)) {
-                        log_debug("Skipping a coredump entry of PID %llu logged by an unrelated user.",
-                                  (unsigned long long) e->pid);
-                        r = -EPERM;
-                }
+                else
+                        r = judge_entry(a, e);
                 if (r < 0) {
                         entry_free(e);
                         out->n--;
