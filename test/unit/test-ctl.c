@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* coredumpctl's pure parts: the export reader, formatting as systemd prints it, timestamps,
- * the JSON scanner, matches, stack signatures, stored names. */
+ * the JSON scanner, matches, stack signatures, stored names, escaping for terminals, whether an
+ * entry names its own crash's core. */
 #include <stdlib.h>
 #include <time.h>
 
 #include "control-proto.h"
+#include "coredump-name.h"
+#include "ctl-corefile.h"
+#include "ctl-escape.h"
 #include "ctl-format.h"
 #include "ctl-group.h"
 #include "json.h"
 #include "ctl-match.h"
+#include "ctl-source.h"
 #include "ctl-time.h"
 #include "export-format.h"
 #include "tests.h"
@@ -200,6 +205,82 @@ static void test_names(void) {
         CHECK(!control_name_valid("other"));
 }
 
+static void check_escape(const char *in, EscapeFlags flags, const char *want) {
+        char *got = escape_text(in, flags);
+
+        CHECK(got);
+        CHECK_STREQ(got, want);
+        CHECK(escape_needed(in, flags) == (strcmp(in, want) != 0));
+        free(got);
+}
+
+static void test_escape(void) {
+        check_escape("/usr/bin/crasher", ESCAPE_DEFAULT, "/usr/bin/crasher");
+        check_escape("a\\x1b b", ESCAPE_DEFAULT, "a\\x1b b"); /* backslashes stay: paths print as they are */
+        check_escape("x\x1b[2Jy", ESCAPE_DEFAULT, "x\\x1b[2Jy");
+        check_escape("\x1b]52;c;AAAA\x07", ESCAPE_DEFAULT, "\\x1b]52;c;AAAA\\x07");
+        check_escape("del\x7f", ESCAPE_DEFAULT, "del\\x7f");
+        check_escape("a\nb\tc\rd", ESCAPE_DEFAULT, "a\\x0ab\\x09c\\x0dd");
+        check_escape("a\nb\tc\rd", ESCAPE_KEEP_LINES, "a\nb\tc\\x0dd");
+        /* C1 CSI as UTF-8 (U+009B) and as a lone byte; valid UTF-8 stays */
+        check_escape("\xc2\x9b" "2J", ESCAPE_DEFAULT, "\\xc2\\x9b2J");
+        check_escape("\x9b" "2J", ESCAPE_DEFAULT, "\\x9b2J");
+        check_escape("caf\xc3\xa9 \xc2\xa0 \xe2\x82\xac \xf0\x9f\x98\x80", ESCAPE_DEFAULT,
+                     "caf\xc3\xa9 \xc2\xa0 \xe2\x82\xac \xf0\x9f\x98\x80");
+        /* overlong, surrogate, cut short at the end */
+        check_escape("\xc0\xaf", ESCAPE_DEFAULT, "\\xc0\\xaf");
+        check_escape("\xed\xa0\x80", ESCAPE_DEFAULT, "\\xed\\xa0\\x80");
+        check_escape("ab\xe2\x82", ESCAPE_DEFAULT, "ab\\xe2\\x82");
+        check_escape("", ESCAPE_DEFAULT, "");
+}
+
+static void test_name_parse(void) {
+        CoredumpName n;
+
+        CHECK_EQ(coredump_name_parse("core.sshd.1000.0123456789abcdef0123456789abcdef.42.1796301477361187.zst", &n), 0);
+        CHECK(n.uid == 1000 && n.pid == 42 && n.usec == 1796301477361187ull);
+        CHECK_STREQ(n.boot_id, "0123456789abcdef0123456789abcdef");
+        CHECK_EQ(coredump_name_parse("core.a\\x2eb.0.0123456789abcdef0123456789abcdef.1.2", &n), 0);
+        CHECK(n.uid == 0);
+        CHECK(coredump_name_parse("core.x.0.0123456789abcdef0123456789abcdef.1.2.gz", &n) < 0);
+        CHECK(coredump_name_parse("core.x.0.0123456789abcdef0123456789abcdef.1.2.zst.x", &n) < 0);
+        CHECK(coredump_name_parse("core.x.0.0123456789ABCDEF0123456789abcdef.1.2", &n) < 0);
+        CHECK(coredump_name_parse("core.x.0.0123456789abcdef.1.2", &n) < 0);
+        CHECK(coredump_name_parse("core..0.0123456789abcdef0123456789abcdef.1.2", &n) < 0);
+        CHECK(coredump_name_parse("core.x.-1.0123456789abcdef0123456789abcdef.1.2", &n) < 0);
+        CHECK(coredump_name_parse("core.x.4294967295.0123456789abcdef0123456789abcdef.1.2", &n) < 0);
+        CHECK(coredump_name_parse("core.x.0.0123456789abcdef0123456789abcdef.1.", &n) < 0);
+        CHECK(coredump_name_parse("record.x.0.0123456789abcdef0123456789abcdef.1.2.export", &n) < 0);
+        CHECK(coredump_name_parse("core.precious", &n) < 0);
+}
+
+/* An entry with these fields (export text), indexed as the sources do. */
+static void entry_of(Entry *e, const char *fields) {
+        *e = (Entry) {};
+        CHECK_EQ(entry_from_export(e, (const uint8_t *) fields, strlen(fields), COLLECT_FULL, NULL), 0);
+        entry_index(e);
+}
+
+static void test_corefile_of_entry(void) {
+        static const char *const core = "/var/lib/coredump-socket/core.crasher.1001.0123456789abcdef0123456789abcdef.77.5000.zst";
+        Entry e;
+
+        entry_of(&e, "MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1\nCOREDUMP_PID=77\nCOREDUMP_UID=1001\n"
+                     "COREDUMP_TIMESTAMP=5000\n_BOOT_ID=0123456789abcdef0123456789abcdef\n");
+        CHECK(corefile_of_entry(&e, core));
+        CHECK(!corefile_of_entry(&e, "/var/lib/coredump-socket/core.crasher.0.0123456789abcdef0123456789abcdef.77.5000.zst"));
+        CHECK(!corefile_of_entry(&e, "/var/lib/coredump-socket/core.crasher.1001.0123456789abcdef0123456789abcdef.78.5000.zst"));
+        CHECK(!corefile_of_entry(&e, "/var/lib/coredump-socket/core.crasher.1001.0123456789abcdef0123456789abcdef.77.5001.zst"));
+        CHECK(!corefile_of_entry(&e, "/var/lib/coredump-socket/core.crasher.1001.ffffffffffffffffffffffffffffffff.77.5000.zst"));
+        CHECK(!corefile_of_entry(&e, "/var/lib/coredump-socket/record.crasher.1001.0123456789abcdef0123456789abcdef.77.5000.export"));
+        CHECK(!corefile_of_entry(&e, "/etc/shadow"));
+        entry_free(&e);
+        /* an entry without COREDUMP_UID names no core of its own */
+        entry_of(&e, "MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1\nCOREDUMP_PID=77\nCOREDUMP_TIMESTAMP=5000\n");
+        CHECK(!corefile_of_entry(&e, core));
+        entry_free(&e);
+}
+
 int main(void) {
         test_export();
         test_bytes();
@@ -209,5 +290,8 @@ int main(void) {
         test_matches();
         test_signature();
         test_names();
+        test_escape();
+        test_name_parse();
+        test_corefile_of_entry();
         TESTS_DONE();
 }

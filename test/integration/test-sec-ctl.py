@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""coredumpctl against journal entries that local users forge (issue 18, finding 8 and the last
+item of finding 6): anyone can log an entry with the coredump MESSAGE_ID, so what an entry says is
+checked against who logged it (_UID, set by journald) and against the records coredumpd (root)
+wrote. Each case failed before the fix. test-coredumpctl.py's 'forged' and 'terminal' cases cover
+the simpler forms (an entry pointing out of the store, colours on a terminal)."""
+import importlib
+import json
+import os
+import pwd
+import re
+import shutil
+import time
+
+from cdtest import (COREDUMP_MESSAGE_ID, CRASHER, SUID_DUMPABLE, Env, Journal, check, coredumpctl, crash, read_exports,
+                    run_cases, save_sysctl, skip, test_user, wait_until, write_file)
+
+# the helpers of the coredumpctl tests (crash and wait for the record, log an entry as a user, a pty)
+ctl = importlib.import_module("test-coredumpctl")
+
+WORKER_USER = "coredump-socket"  # meson's worker-user default, what the test daemon runs workers as
+FORGED_PID = 7002
+
+
+def worker_user():
+    try:
+        return pwd.getpwnam(WORKER_USER)
+    except KeyError:
+        skip(f"worker user {WORKER_USER} missing (run test/setup.sh)")
+
+
+def record_of(env, pid):
+    return {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}[str(pid).encode()]
+
+
+def entry_fields(uid, pid, **more):
+    """A coredump entry as a collector writes one, about a crash of uid."""
+    fields = {"MESSAGE_ID": COREDUMP_MESSAGE_ID, "COREDUMP_PID": str(pid), "COREDUMP_UID": str(uid),
+              "COREDUMP_GID": str(uid), "COREDUMP_SIGNAL": "11", "COREDUMP_COMM": "forged",
+              "COREDUMP_EXE": "/usr/bin/forged", "COREDUMP_TIMESTAMP": str(time.time_ns() // 1000),
+              "MESSAGE": f"Process {pid} (forged) of user {uid} dumped core."}
+    fields.update(more)
+    return fields
+
+
+def wait_forged(j, n):
+    """The n forged entries (COREDUMP_COMM starting with "forged"), once journald has them all."""
+    def found():
+        es = [e for e in j.entries("MESSAGE_ID=" + COREDUMP_MESSAGE_ID) if e.get("COREDUMP_COMM", b"").startswith(b"forged")]
+        return es if len(es) >= n else None
+    return wait_until(found, 30, f"{n} forged entries in the journal")
+
+
+def listed(args):
+    return json.loads(ctl.ok(coredumpctl(*args, "--json=short", "list"), "list"))
+
+
+def case_forged_filename():
+    """A user logs an entry about "their own" crash whose COREDUMP_FILENAME is root's core in the
+    store. Root's dump, debug and delete of that PID must not open, output or delete it: the uid,
+    PID, time and boot in a stored core's name (coredumpd's, root-only to rename) must be the
+    entry's. Before: dump printed root's core, delete deleted it."""
+    user = test_user()
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    real = ctl.crash_and_wait(env, 0)
+    j.entry(real)
+    victim = ctl.core_of(env, real)
+    kept = open(victim, "rb").read()
+    ctl.log_as(j, user, entry_fields(user.pw_uid, FORGED_PID, COREDUMP_FILENAME=victim))
+    wait_forged(j, 1)
+    A = ("-D", j.dir, "--storage", env.store, "--config", env.conf)
+    out = os.path.join(env.base, "stolen.core")
+    dumped = coredumpctl(*A, "dump", str(FORGED_PID), "-o", out)
+    deleted = coredumpctl(*A, "delete", str(FORGED_PID))
+    stolen = os.path.getsize(out) if os.path.exists(out) else 0
+    check(os.path.exists(victim) and open(victim, "rb").read() == kept and stolen == 0,
+          f"root's core was {'kept' if os.path.exists(victim) else 'DELETED'} (delete exit {deleted.returncode}); "
+          f"dump (exit {dumped.returncode}) wrote {stolen} bytes of it to --output")
+    ctl.fails(dumped, "dump of the forged entry", "not the core of")
+    ctl.fails(deleted, "delete of the forged entry", "not deleting it")
+    p = coredumpctl(*A, "dump", str(FORGED_PID))
+    check(p.returncode == 1 and not p.stdout.startswith(b"\x7fELF"), f"dump to stdout gave {p.stdout[:16]!r}")
+    ctl.fails(coredumpctl(*A, "debug", str(FORGED_PID), "--debugger=true"), "debug of the forged entry", "not the core of")
+    rows = {e["pid"]: e for e in listed(A)}
+    check(rows[FORGED_PID]["uid"] == user.pw_uid and rows[FORGED_PID]["corefile"] == "error" and
+          rows[FORGED_PID]["size"] is None, f"the forged entry's core: {rows[FORGED_PID]}")
+    check(rows[real]["corefile"] == "present", f"root's crash: {rows[real]}")
+    info = ctl.ok(coredumpctl(*A, "info", str(FORGED_PID)), "info")
+    check(f"Storage: {victim} (error)" in info and "Size on Disk" not in info, f"info of the forged entry:\n{info}")
+    check(os.path.exists(victim) and open(victim, "rb").read() == kept, "root's core was deleted or changed")
+    # root's own crash is still dumped and deleted as before
+    ctl.check_dump(A, real, env, "root's own")
+    ctl.ok(coredumpctl(*A, "delete", str(real)), "root deleting root's crash")
+    check(not os.path.exists(victim), "root's delete of root's crash left the core")
+    d.stop()
+
+
+def case_forged_merge():
+    """Root's crash known from its record only (the daemon's entry went to another journal), and
+    entries with its PID and crash time logged by the test user (about "their own" uid) and by
+    the worker user (as a compromised worker could, about uid 0). list and info show root's crash
+    as its record says, once, and the user's entry as the user's. Before: the record was folded
+    into a forged entry, so root's crash was shown with the forger's uid or executable."""
+    user, worker = test_user(), worker_user()
+    env = Env()
+    j = Journal(env)
+    d = env.start()  # its journal entries do not go to j
+    real = ctl.crash_and_wait(env, 0)
+    rec = record_of(env, real)
+    key = {"COREDUMP_TIMESTAMP": rec["COREDUMP_TIMESTAMP"].decode()}
+    ctl.log_as(j, user, entry_fields(user.pw_uid, real, **key))
+    ctl.log_as(j, worker, entry_fields(0, real, **key, COREDUMP_EXE="/usr/bin/forged-by-worker",
+                                       COREDUMP_COMM="forged-worker", MESSAGE="forged by the worker user"))
+    es = wait_forged(j, 2)
+    check(all(e["_BOOT_ID"] == rec["_BOOT_ID"] for e in es), "the forged entries are of another boot")
+    A = ("-D", j.dir, "--storage", env.store, "--config", env.conf)
+    rows = sorted((e["pid"], e["uid"], e["exe"], e["corefile"]) for e in listed(A))
+    want = sorted([(real, 0, CRASHER, "present"), (real, user.pw_uid, "/usr/bin/forged", "none")])
+    check(rows == want, f"listed {rows}, expected {want}")
+    info = ctl.ok(coredumpctl(*A, "info", str(real)), "info")
+    blocks = info.split("\n\n           PID: ")
+    check(len(blocks) == 2, f"info shows {len(blocks)} crashes:\n{info}")
+    root_block = [b for b in blocks if "UID: 0 (root)" in b]
+    check(len(root_block) == 1 and f"Executable: {CRASHER}" in root_block[0] and
+          f"Storage: {ctl.core_of(env, real)} (present)" in root_block[0], f"root's crash in info:\n{info}")
+    check("forged-by-worker" not in info and "forged by the worker user" not in info,
+          f"the worker user's entry replaced root's record:\n{info}")
+    d.stop()
+
+
+def case_journal_trust():
+    """Who may speak of whose crash. A real setuid crash of the test user (a root-only dump, so
+    its worker and journal entry are the worker user's) is believed with its record; the worker
+    user's entry about a user's crash that no record confirms is not, nor is a user's entry about
+    root's crashes. Before: the worker user's entries were believed for any COREDUMP_UID."""
+    user, worker = test_user(), worker_user()
+    save_sysctl(SUID_DUMPABLE)
+    env = Env()
+    write_file(SUID_DUMPABLE, "2")
+    suid = os.path.join(env.base, "suid-crasher")
+    shutil.copy(CRASHER, suid)
+    os.chown(suid, 0, 0)
+    os.chmod(suid, 0o4755)
+    j = Journal(env)
+    d = env.start(journal=j)
+    spid = ctl.crash_and_wait(env, 0, user=user, exe=suid)
+    check(j.entry(spid)["_UID"] == str(worker.pw_uid).encode(), "the setuid crash's entry is not the worker user's")
+    root = ctl.crash_and_wait(env, 1)
+    j.entry(root)
+    root_ts = record_of(env, root)["COREDUMP_TIMESTAMP"].decode()
+    ctl.log_as(j, user, entry_fields(0, 7101))  # a user claiming a crash of root
+    ctl.log_as(j, user, entry_fields(0, root, COREDUMP_TIMESTAMP=root_ts))  # ... root's very crash
+    ctl.log_as(j, worker, entry_fields(user.pw_uid, 7102))  # the worker user, about a user's crash
+    wait_forged(j, 3)
+    A = ("-D", j.dir, "--storage", env.store, "--config", env.conf)
+    rows = sorted((e["pid"], e["uid"], e["exe"]) for e in listed(A))
+    want = sorted([(spid, user.pw_uid, suid), (root, 0, CRASHER)])
+    check(rows == want, f"listed {rows}, expected {want}")
+    # the journal alone: nothing confirms the worker user's entry about the user's setuid crash
+    rows = sorted((e["pid"], e["uid"]) for e in listed(("-D", j.dir, "--config", env.conf)))
+    check(rows == [(root, 0)], f"journal only: listed {rows}")
+    d.stop()
+
+
+def case_escapes():
+    """A crash of a program whose name carries ESC [ 2 J and a C1 CSI, with an OSC sequence among
+    its arguments: list, list --group, info and dump's header show them escaped (\\x1b...), the
+    stack trace keeps its lines, and no control byte reaches the output, from the journal or the
+    records; -F escapes on a terminal only; JSON carries the text itself, escaped the JSON way.
+    Before: the raw sequences were printed."""
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    exe = os.path.join(env.base.encode(), b"cr\x1b[2J\xc2\x9bx")
+    shutil.copy(CRASHER, exe)
+    os.chmod(exe, 0o755)
+    osc = "\x1b]0;pwned\x07"
+    pid, _ = crash("segv", 1, osc, exe=exe)
+    env.wait_cores(1)
+    wait_until(lambda: any(r.get("COREDUMP_PID") == str(pid).encode() for r in read_exports(env, "record")), 20,
+               "the record")
+    j.entry(pid)
+    shown_exe = os.path.join(env.base, "cr\\x1b[2J\\xc2\\x9bx").encode()
+    for src in (("-D", j.dir, "--config", env.conf), ("--config", env.conf, *ctl.no_journal(env))):
+        for args in (("list",), ("list", "--group"), ("info", str(pid))):
+            p = coredumpctl(*src, *args)
+            ctl.ok(p, f"{args}")
+            for raw in (b"\x1b", b"\x07", b"\xc2\x9b"):
+                check(raw not in p.stdout and raw not in p.stderr, f"{src[0]} {args}: raw {raw!r} in\n{p.stdout!r}")
+            check(shown_exe in p.stdout, f"{src[0]} {args}: the escaped name is not shown:\n{p.stdout.decode()}")
+        info = coredumpctl(*src, "info", str(pid)).stdout.decode()
+        check("\\x1b]0;pwned\\x07" in info, f"the command line is not shown escaped:\n{info}")
+        check(re.search(rf"of user 0 dumped core\.\n {{16}}\n(.*\n)* {{16}}Stack trace of thread {pid}:\n {{16}}#0 ", info),
+              f"the stack trace lost its lines:\n{info}")
+        p = coredumpctl(*src, "dump", str(pid), "-o", os.path.join(env.base, "x.core"))  # the header on stdout
+        check(p.returncode == 0 and b"\x1b" not in p.stdout + p.stderr and shown_exe in p.stdout, f"dump's header:\n{p.stdout!r}")
+        p = coredumpctl(*src, "dump", str(pid))  # the header on stderr
+        check(p.returncode == 0 and b"\x1b" not in p.stderr and shown_exe in p.stderr, f"dump's header:\n{p.stderr!r}")
+        p = coredumpctl(*src, "list", "--json=short")
+        check(b"\x1b" not in p.stdout and b"\x07" not in p.stdout, f"raw control bytes in JSON: {p.stdout!r}")
+        check(json.loads(p.stdout)[0]["exe"] == exe.decode(), f"JSON does not carry the name itself: {p.stdout!r}")
+        p = coredumpctl(*src, "list", "-F", "COREDUMP_CMDLINE")
+        check(osc.encode() in p.stdout, f"-F into a pipe must print the value itself: {p.stdout!r}")
+        rc, text = ctl.on_pty([*src, "--no-pager", "list", "-F", "COREDUMP_CMDLINE"], env={"NO_COLOR": "1"})
+        check(rc == 0 and "\x1b" not in text and "\x07" not in text and "\\x1b]0;pwned\\x07" in text,
+              f"-F on a terminal: {text!r}")
+    d.stop()
+
+
+if __name__ == "__main__":
+    run_cases({"forged_filename": case_forged_filename, "forged_merge": case_forged_merge,
+               "journal_trust": case_journal_trust, "escapes": case_escapes})
