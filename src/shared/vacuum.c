@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The store's vacuum: lists core.* and record/suppressed.*.export under a dirfd and deletes the
- * oldest until the limits hold. Shared (coredumpd, coredumpctl): unlinks only in that dirfd. */
+/* The store's vacuum: lists core.* and record/suppressed.*.export under a dirfd and deletes what
+ * vacuum-plan.c chooses. Shared (coredumpd, coredumpctl): unlinks only in that dirfd. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,17 +12,11 @@
 
 #include "macro.h"
 #include "parse-util.h"
+#include "vacuum-plan.h"
 #include "vacuum.h"
 
 #define NAME_FIELDS_MAX 8U
 #define NAME_COPY_MAX 256U /* longer names are not ours */
-
-typedef struct StoredCore {
-        char *name;
-        uid_t uid;
-        uint64_t usec, bytes;
-        bool record; /* record.*.export or suppressed.*.export, not a core */
-} StoredCore;
 
 /* Splits copy (modified) at dots into at most NAME_FIELDS_MAX fields; returns how many. */
 static size_t split_name(char *copy, char *field[NAME_FIELDS_MAX]) {
@@ -50,21 +44,21 @@ int vacuum_parse_name(const char *name, uid_t *ret_uid, uint64_t *ret_usec) {
         return 0;
 }
 
-/* The crash time of a record: record.COMM.UID.BOOT.PID.USEC.export (as its core's name) or
- * suppressed.BOOT.USEC.HASH.export. */
-static int record_usec(const char *name, uint64_t *ret) {
+/* The owner and crash time of a record: record.COMM.UID.BOOT.PID.USEC.export (as its core's
+ * name), or of a summary: suppressed.BOOT.USEC.HASH.export (nobody's: UID_INVALID). */
+static int record_owner(const char *name, uid_t *ret_uid, uint64_t *ret_usec) {
         char copy[NAME_COPY_MAX], *field[NAME_FIELDS_MAX];
-        uid_t uid;
 
         if (strncmp(name, "record.", 7) == 0) {
                 if (snprintf(copy, sizeof copy, "core.%s", name + 7) >= (int) sizeof copy)
                         return -EINVAL;
-                return vacuum_parse_name(copy, &uid, ret);
+                return vacuum_parse_name(copy, ret_uid, ret_usec);
         }
         if (strlen(name) >= sizeof copy)
                 return -EINVAL;
         snprintf(copy, sizeof copy, "%s", name);
-        return split_name(copy, field) == 5 ? parse_uint64(field[2], ret) : -EINVAL;
+        *ret_uid = UID_INVALID;
+        return split_name(copy, field) == 5 ? parse_uint64(field[2], ret_usec) : -EINVAL;
 }
 
 static bool is_core(const struct dirent *de) {
@@ -77,18 +71,57 @@ static bool is_record(const struct dirent *de) {
                strcmp(de->d_name + l - 7, ".export") == 0;
 }
 
-static void free_cores(StoredCore *c, size_t n) {
+static void free_files(VacuumFile *f, size_t n) {
         for (size_t i = 0; i < n; i++)
-                free(c[i].name);
-        free(c);
+                free(f[i].name);
+        free(f);
 }
 
-/* Lists the cores and the records of the store. */
-static int scan(int dirfd, StoredCore **ret, size_t *ret_n, VacuumStats *stats) {
+/* Who owns a file and when it crashed, from its name: core.COMM.UID..., record.COMM.UID... (as
+ * its core's name); a summary (suppressed.BOOT.USEC.HASH.export) is nobody's (UID_INVALID). A
+ * name that says neither: the file's owner and mtime. */
+static void describe(const char *name, const struct stat *st, VacuumFile *f) {
+        int r;
+
+        r = f->record ? record_owner(name, &f->uid, &f->usec) : vacuum_parse_name(name, &f->uid, &f->usec);
+        if (r < 0) {
+                f->uid = st->st_uid;
+                f->usec = (uint64_t) st->st_mtim.tv_sec * USEC_PER_SEC;
+        }
+        f->bytes = (uint64_t) st->st_blocks * 512;
+}
+
+static void count(VacuumStats *stats, const VacuumFile *f) {
+        if (f->record) {
+                stats->n_records++;
+                stats->bytes_records += f->bytes;
+        } else {
+                stats->n_cores++;
+                stats->bytes_cores += f->bytes;
+        }
+}
+
+/* Appends f to *files (which grows by doubling). */
+static int append(VacuumFile **files, size_t *n, size_t *cap, const VacuumFile *f) {
+        if (*n == *cap) {
+                size_t c = *cap ? *cap * 2 : 64;
+                VacuumFile *nf = reallocarray(*files, c, sizeof *nf);
+                if (!nf)
+                        return -ENOMEM;
+                *files = nf;
+                *cap = c;
+        }
+        (*files)[(*n)++] = *f;
+        return 0;
+}
+
+/* Lists every core and record of the store (no cap: each is counted, and each may go). */
+static int scan(int dirfd, VacuumFile **ret, size_t *ret_n, VacuumStats *stats) {
         int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-        StoredCore *cores = NULL;
+        VacuumFile *files = NULL;
+        size_t n = 0, cap = 0;
         struct dirent *de;
-        size_t n = 0;
+        int r = 0;
         DIR *d;
 
         *stats = (VacuumStats) {};
@@ -100,50 +133,37 @@ static int scan(int dirfd, StoredCore **ret, size_t *ret_n, VacuumStats *stats) 
                 return negative_errno();
         }
         rewinddir(d);
-        while ((de = readdir(d)) && n < VACUUM_FILES_MAX) {
+        while (r == 0 && (de = readdir(d))) {
+                VacuumFile f = { .record = is_record(de) };
                 struct stat st;
-                StoredCore c = {};
 
-                if ((!is_core(de) && !is_record(de)) || fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                if ((!is_core(de) && !f.record) || fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
                     !S_ISREG(st.st_mode))
                         continue;
-                c.record = is_record(de);
-                if (c.record) {
-                        stats->n_records++;
-                        stats->bytes_records += (uint64_t) st.st_blocks * 512;
-                } else {
-                        stats->n_cores++;
-                        stats->bytes_cores += (uint64_t) st.st_blocks * 512;
-                }
-                if (c.record ? record_usec(de->d_name, &c.usec) < 0
-                             : vacuum_parse_name(de->d_name, &c.uid, &c.usec) < 0) {
-                        c.uid = st.st_uid;
-                        c.usec = (uint64_t) st.st_mtim.tv_sec * USEC_PER_SEC;
-                }
-                c.bytes = (uint64_t) st.st_blocks * 512;
-                c.name = strdup(de->d_name);
-                StoredCore *nc = c.name ? reallocarray(cores, n + 1, sizeof *nc) : NULL;
-                if (!nc) {
-                        free(c.name);
-                        free_cores(cores, n);
-                        closedir(d);
-                        return -ENOMEM;
-                }
-                cores = nc;
-                cores[n++] = c;
+                describe(de->d_name, &st, &f);
+                f.name = strdup(de->d_name);
+                r = f.name ? append(&files, &n, &cap, &f) : -ENOMEM;
+                if (r < 0)
+                        free(f.name);
+                else
+                        count(stats, &f);
         }
         closedir(d);
-        *ret = cores;
+        if (r < 0) {
+                free_files(files, n);
+                return r;
+        }
+        *ret = files;
         *ret_n = n;
         return 0;
 }
 
 int vacuum_usage(int dirfd, VacuumStats *ret) {
-        StoredCore *c = NULL;
+        VacuumFile *f = NULL;
         size_t n = 0;
-        int r = scan(dirfd, &c, &n, ret);
+        int r = scan(dirfd, &f, &n, ret);
 
-        free_cores(c, n);
+        free_files(f, n);
         return r;
 }
 
@@ -151,9 +171,7 @@ static uint64_t clamp(uint64_t v, uint64_t lo, uint64_t hi) {
         return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* MaxUse= and KeepFree= in bytes for the file system of dirfd, and its free bytes; false if it
- * cannot be asked. */
-static bool effective_limits(int dirfd, const VacuumLimits *l, uint64_t *max_use, uint64_t *keep_free,
+bool vacuum_effective_limits(int dirfd, const VacuumLimits *l, uint64_t *max_use, uint64_t *keep_free,
                              uint64_t *avail) {
         struct statvfs sv;
         uint64_t size;
@@ -171,115 +189,97 @@ static bool effective_limits(int dirfd, const VacuumLimits *l, uint64_t *max_use
 bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used) {
         uint64_t max_use, keep_free, avail;
 
-        return effective_limits(dirfd, l, &max_use, &keep_free, &avail) && (used > max_use || avail < keep_free);
+        return vacuum_effective_limits(dirfd, l, &max_use, &keep_free, &avail) && (used > max_use || avail < keep_free);
+}
+
+uint64_t vacuum_core_room(uint64_t max_use, uint64_t keep_free, uint64_t avail, uint64_t in_flight) {
+        uint64_t by_use = max_use > in_flight ? max_use - in_flight : 0;
+        uint64_t by_free = avail > keep_free ? avail - keep_free : 0;
+
+        return MIN(by_use, by_free);
 }
 
 static int cmp_age(const void *a, const void *b) {
-        const StoredCore *x = a, *y = b;
+        const VacuumFile *x = a, *y = b;
         return x->usec < y->usec ? -1 : x->usec > y->usec;
 }
 
-/* Distinct owners tracked per pass; beyond that the rest are considered in a later pass. */
-#define VACUUM_UIDS_MAX 1024U
-
-typedef struct UidCount {
-        uid_t uid;
-        size_t count;
-        StoredCore *oldest;
-} UidCount;
-
-/* The oldest core of the uid with the most cores; c is sorted oldest first, so among uids with
- * equal counts the one whose oldest core comes first wins. */
-static StoredCore *pick_victim(StoredCore *c, size_t n, const char *keep) {
-        static UidCount u[VACUUM_UIDS_MAX];
-        size_t n_u = 0, best = SIZE_MAX;
-
-        for (size_t i = 0; i < n; i++) {
-                size_t k;
-
-                if (!c[i].name || c[i].record || (keep && strcmp(c[i].name, keep) == 0))
-                        continue;
-                for (k = 0; k < n_u && u[k].uid != c[i].uid; k++)
-                        ;
-                if (k == n_u) {
-                        if (n_u == VACUUM_UIDS_MAX)
-                                continue;
-                        u[n_u++] = (UidCount) { .uid = c[i].uid, .oldest = &c[i] };
-                }
-                u[k].count++;
-        }
-        for (size_t k = 0; k < n_u; k++)
-                if (best == SIZE_MAX || u[k].count > u[best].count ||
-                    (u[k].count == u[best].count && u[k].oldest < u[best].oldest))
-                        best = k;
-        return best == SIZE_MAX ? NULL : u[best].oldest;
-}
-
-static int delete_core(int dirfd, StoredCore *c, VacuumStats *s, VacuumReport report, void *userdata) {
-        if (unlinkat(dirfd, c->name, 0) < 0 && errno != ENOENT)
+static int delete_file(int dirfd, VacuumFile *f, VacuumStats *s, VacuumReport report, void *userdata) {
+        if (unlinkat(dirfd, f->name, 0) < 0 && errno != ENOENT)
                 return negative_errno();
         if (report)
-                report(c->name, c->bytes, userdata);
-        s->bytes_freed += c->bytes;
-        if (c->record) {
+                report(f->name, f->bytes, userdata);
+        s->bytes_freed += f->bytes;
+        if (f->record) {
                 s->n_records_deleted++;
-                s->bytes_records -= MIN(s->bytes_records, c->bytes);
+                s->bytes_records -= MIN(s->bytes_records, f->bytes);
                 s->n_records--;
         } else {
                 s->n_deleted++;
-                s->bytes_cores -= MIN(s->bytes_cores, c->bytes);
+                s->bytes_cores -= MIN(s->bytes_cores, f->bytes);
                 s->n_cores--;
         }
-        free(c->name);
-        c->name = NULL;
         return 0;
 }
 
-static bool too_old(const VacuumLimits *l, const StoredCore *c) {
-        if (c->record && l->max_age_cores_only)
+static bool too_old(const VacuumLimits *l, const VacuumFile *f) {
+        if (f->record && l->max_age_cores_only)
                 return false;
-        return l->max_age_usec != UINT64_MAX && l->now_usec > c->usec && l->now_usec - c->usec > l->max_age_usec;
+        return l->max_age_usec != UINT64_MAX && l->now_usec > f->usec && l->now_usec - f->usec > l->max_age_usec;
 }
 
-/* Records past their budget (a share of MaxUse=, at least records_min) go oldest first, never
- * the newest (it may be the record of the crash being stored). */
-static int vacuum_records(int dirfd, const VacuumLimits *l, StoredCore *c, size_t n, VacuumStats *s,
-                          VacuumReport report, void *userdata) {
-        uint64_t max_use, keep_free, avail, budget;
-        size_t newest = SIZE_MAX;
-        int r = 0;
+/* f is sorted oldest first: marks the core named keep, and the newest record (it may be the
+ * record of the crash being stored), then dooms what is past the maximum age. */
+static void mark_kept_and_old(VacuumFile *f, size_t n, const VacuumLimits *l, const char *keep) {
+        size_t newest_record = SIZE_MAX;
 
-        if (!effective_limits(dirfd, l, &max_use, &keep_free, &avail))
-                return 0;
+        for (size_t i = 0; i < n; i++) {
+                if (f[i].record)
+                        newest_record = i;
+                else if (keep && strcmp(f[i].name, keep) == 0)
+                        f[i].keep = true;
+        }
+        if (newest_record != SIZE_MAX)
+                f[newest_record].keep = true;
         for (size_t i = 0; i < n; i++)
-                if (c[i].record)
-                        newest = i;
-        budget = MAX(max_use / VACUUM_RECORDS_SHARE, l->records_min);
-        for (size_t i = 0; r >= 0 && i < newest && s->bytes_records > budget; i++)
-                if (c[i].record && c[i].name)
-                        r = delete_core(dirfd, &c[i], s, report, userdata);
+                if (!f[i].keep && too_old(l, &f[i]))
+                        f[i].doomed = true;
+}
+
+/* What the limits take, chosen by vacuum_plan(); nothing if the file system cannot be asked. */
+static int plan(int dirfd, const VacuumLimits *l, VacuumFile *f, size_t n, VacuumStats *s) {
+        VacuumBudget b = {};
+        VacuumPlanStats ps;
+        int r;
+
+        if (!vacuum_effective_limits(dirfd, l, &b.max_use, &b.keep_free, &b.avail))
+                return 0;
+        b.records = MAX(b.max_use / VACUUM_RECORDS_SHARE, l->records_min);
+        r = vacuum_plan(f, n, &b, &ps);
+        s->keep_free_unreachable = ps.keep_free_unreachable;
+        s->stopped_at_keep = ps.stopped_at_keep;
         return r;
 }
 
 int vacuum_run(int dirfd, const VacuumLimits *l, const char *keep, VacuumReport report, void *userdata,
                VacuumStats *ret) {
-        StoredCore *c = NULL, *v;
+        VacuumFile *f = NULL;
         size_t n = 0;
         int r;
 
-        r = scan(dirfd, &c, &n, ret);
+        r = scan(dirfd, &f, &n, ret);
         if (r < 0)
                 return r;
         if (n > 0)
-                qsort(c, n, sizeof *c, cmp_age);
+                qsort(f, n, sizeof *f, cmp_age);
+        mark_kept_and_old(f, n, l, keep);
+        r = plan(dirfd, l, f, n, ret);
         for (size_t i = 0; r >= 0 && i < n; i++)
-                if ((!keep || strcmp(c[i].name, keep) != 0) && too_old(l, &c[i]))
-                        r = delete_core(dirfd, &c[i], ret, report, userdata);
-        while (r >= 0 && vacuum_over_limits(dirfd, l, ret->bytes_cores) &&
-               (v = pick_victim(c, n, keep)))
-                r = delete_core(dirfd, v, ret, report, userdata);
-        if (r >= 0)
-                r = vacuum_records(dirfd, l, c, n, ret, report, userdata);
-        free_cores(c, n);
+                if (f[i].doomed) {
+                        r = delete_file(dirfd, &f[i], ret, report, userdata);
+                        if (f[i].keep && !f[i].record)
+                                ret->keep_deleted = true;
+                }
+        free_files(f, n);
         return r;
 }

@@ -3,13 +3,16 @@
  * (the invoking user): deletes only inside the directory fd given. */
 #pragma once
 
-/* Keeping the store within bounds, systemd-coredump's way: while the cores use more than MaxUse=
- * or the file system has less than KeepFree= free, delete the oldest core of the user with the
- * most cores; plus ours, cores older than a maximum age. Records (record.*.export,
+/* Keeping the store within bounds: while the cores use more than MaxUse= or the file system has
+ * less than KeepFree= free, delete the oldest core of the user using the most (vacuum-plan.h:
+ * fair per owner, never the core just stored, and never for KeepFree= when all the cores could
+ * not restore it); plus ours, cores older than a maximum age. Records (record.*.export,
  * suppressed.*.export) outlive their cores, so the crash is still listed, its core "missing",
  * but they are bounded too (a crash loop's history must not fill the disk): older than the
  * maximum age, or past their budget of 1/VACUUM_RECORDS_SHARE of MaxUse= (at least
- * records_min), the oldest go. Used by coredumpctl vacuum and the daemon. */
+ * records_min), the oldest of the owner using the most go. Every file of the store is listed and
+ * counted (no cap; about 100 bytes of memory each while the vacuum runs). Used by coredumpctl
+ * vacuum and the daemon. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,8 +22,6 @@
 #define VACUUM_MAX_USE_UPPER (UINT64_C(4) << 30)   /* 4 GiB */
 #define VACUUM_KEEP_FREE_UPPER (UINT64_C(4) << 30) /* 4 GiB */
 #define VACUUM_KEEP_FREE_LOWER (UINT64_C(1) << 20) /* 1 MiB */
-/* A store with more files than this is vacuumed in several passes. */
-#define VACUUM_FILES_MAX 65536U
 /* Records may take this fraction (1/N) of MaxUse=, and at least VACUUM_RECORDS_MIN: a few
  * thousand crashes' history even where MaxUse= is small. */
 #define VACUUM_RECORDS_SHARE 4U
@@ -38,6 +39,9 @@ typedef struct VacuumLimits {
 typedef struct VacuumStats {
         unsigned n_cores, n_records, n_deleted, n_records_deleted;
         uint64_t bytes_cores, bytes_records, bytes_freed;
+        bool keep_free_unreachable; /* below KeepFree= by more than the cores that may go: none went for it */
+        bool stopped_at_keep;       /* the owner using the most had only the core just stored left */
+        bool keep_deleted;          /* the core just stored alone was past MaxUse=: deleted */
 } VacuumStats;
 
 /* Called for each core or record deleted (name, bytes on disk) so the caller can say so. */
@@ -45,9 +49,17 @@ typedef void (*VacuumReport)(const char *name, uint64_t bytes, void *userdata);
 
 /* What the store in dirfd holds (bytes are allocated blocks, as du counts them). */
 int vacuum_usage(int dirfd, VacuumStats *ret);
+/* MaxUse= and KeepFree= in bytes for the file system of dirfd, and its free bytes; false if it
+ * cannot be asked. */
+bool vacuum_effective_limits(int dirfd, const VacuumLimits *l, uint64_t *max_use, uint64_t *keep_free,
+                             uint64_t *avail);
+/* Pure: the most a new core may take on disk: what MaxUse= leaves beside the cores in flight
+ * (the stored ones make room through the vacuum) and what the file system has above KeepFree=. */
+uint64_t vacuum_core_room(uint64_t max_use, uint64_t keep_free, uint64_t avail, uint64_t in_flight);
 /* Whether cores using used bytes, with the file system of dirfd as it is, break the limits. */
 bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used);
-/* Deletes cores (then records) until the limits hold; never the core named keep (may be NULL). */
+/* Deletes cores (then records) until the limits hold; the core named keep (may be NULL) only if
+ * it alone is past MaxUse= (ret->keep_deleted). */
 int vacuum_run(int dirfd, const VacuumLimits *l, const char *keep, VacuumReport report, void *userdata,
                VacuumStats *ret);
 /* The owner uid and crash time a stored core's name carries (core.COMM.UID.BOOT.PID.USEC[.ext]). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The store's vacuum: the records' share of MaxUse= and their age limit. Writes only its own
- * directories under /var/tmp, removed at the end. */
+/* The store's vacuum: the records' share of MaxUse= and their age limit; the fair choice of
+ * victims (pure) and the room a new core gets. Writes only its own directories under /var/tmp,
+ * removed at the end. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 
 #include "fd-util.h"
 #include "tests.h"
+#include "vacuum-plan.h"
 #include "vacuum.h"
 
 #define BLOCK 4096
@@ -93,8 +95,157 @@ static void test_records_age(void) {
         cleanup(path, dir);
 }
 
+#define MIB (UINT64_C(1) << 20)
+#define ROOT 0
+#define ALICE 1000
+#define BOB 1001
+
+static VacuumFile file(uid_t uid, uint64_t usec, uint64_t mib, bool record) {
+        return (VacuumFile) { .uid = uid, .usec = usec, .bytes = mib * MIB, .record = record };
+}
+
+static unsigned doomed_of(const VacuumFile *f, size_t n, uid_t uid, bool record) {
+        unsigned k = 0;
+
+        for (size_t i = 0; i < n; i++)
+                k += f[i].doomed && f[i].uid == uid && f[i].record == record;
+        return k;
+}
+
+/* The core just stored is larger than MaxUse=: it goes, root's older core stays. */
+static void test_plan_core_past_max_use(void) {
+        VacuumFile f[] = { file(ROOT, 1, 2, false), file(ALICE, 5, 20, false) };
+        VacuumBudget b = { .max_use = 10 * MIB, .avail = UINT64_MAX, .records = UINT64_MAX };
+        VacuumPlanStats st;
+
+        f[1].keep = true;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!f[0].doomed);
+        CHECK(f[1].doomed);
+}
+
+/* A user's flood past MaxUse=: only that user's oldest cores go, until the store fits; root's
+ * older core and the kept (newest) one stay. */
+static void test_plan_flood_only_own(void) {
+        VacuumFile f[12];
+        VacuumBudget b = { .max_use = 12 * MIB, .avail = UINT64_MAX, .records = UINT64_MAX };
+        VacuumPlanStats st;
+
+        f[0] = file(ROOT, 1, 3, false);
+        for (unsigned i = 1; i < ELEMENTSOF(f); i++)
+                f[i] = file(ALICE, 10 + i, 2, false);
+        f[11].keep = true;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!f[0].doomed);
+        CHECK(!f[11].doomed);
+        CHECK_EQ(doomed_of(f, ELEMENTSOF(f), ALICE, false), 7); /* 3 + 2*4 = 11 MiB <= 12 */
+        for (unsigned i = 1; i <= 7; i++)
+                CHECK(f[i].doomed); /* the oldest first */
+}
+
+/* At par, the owner with the oldest core gives first; then the next heaviest. */
+static void test_plan_par(void) {
+        VacuumFile f[] = { file(BOB, 1, 4, false), file(ALICE, 2, 4, false), file(ALICE, 3, 4, false),
+                           file(BOB, 4, 4, false) };
+        VacuumBudget b = { .max_use = 9 * MIB, .avail = UINT64_MAX, .records = UINT64_MAX };
+        VacuumPlanStats st;
+
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(f[0].doomed);  /* equal bytes: Bob's core is the older */
+        CHECK(f[1].doomed);  /* then Alice is the heavier */
+        CHECK(!f[2].doomed);
+        CHECK(!f[3].doomed);
+}
+
+/* The heaviest owner has only the kept core left: nothing of others goes for it. */
+static void test_plan_stop_at_keep(void) {
+        VacuumFile f[] = { file(ROOT, 1, 3, false), file(ALICE, 2, 9, false) };
+        VacuumBudget b = { .max_use = 10 * MIB, .avail = UINT64_MAX, .records = UINT64_MAX };
+        VacuumPlanStats st;
+
+        f[1].keep = true;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!f[0].doomed);
+        CHECK(!f[1].doomed);
+        CHECK(st.stopped_at_keep);
+}
+
+/* KeepFree=: cores go (heaviest first) while that can restore it; a file system filled far
+ * past what the cores hold empties nothing. */
+static void test_plan_keep_free(void) {
+        VacuumFile f[] = { file(ROOT, 1, 2, false), file(ALICE, 2, 3, false), file(ALICE, 3, 3, false) };
+        VacuumBudget b = { .max_use = UINT64_MAX, .keep_free = 10 * MIB, .avail = 7 * MIB, .records = UINT64_MAX };
+        VacuumPlanStats st;
+
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!st.keep_free_unreachable);
+        CHECK(!f[0].doomed);
+        CHECK(f[1].doomed); /* 3 MiB make up the deficit */
+        CHECK(!f[2].doomed);
+
+        f[1].doomed = false;
+        b.avail = 1 * MIB; /* 9 MiB short, the cores hold 8 */
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(st.keep_free_unreachable);
+        CHECK_EQ(doomed_of(f, ELEMENTSOF(f), ROOT, false) + doomed_of(f, ELEMENTSOF(f), ALICE, false), 0);
+}
+
+/* Records are budgeted per owner too: a user's sixteen 4 MiB records flush their own older
+ * ones, never root's; summaries (nobody's) are an owner of their own. */
+static void test_plan_records_fair(void) {
+        VacuumFile f[20];
+        VacuumBudget b = { .max_use = UINT64_MAX, .avail = UINT64_MAX, .records = 64 * MIB };
+        VacuumPlanStats st;
+        size_t n = 0;
+
+        f[n++] = file(ROOT, 1, 1, true);
+        f[n++] = file(UID_INVALID, 2, 1, true);
+        for (unsigned i = 0; i < 17; i++)
+                f[n++] = file(ALICE, 10 + i, 4, true);
+        f[n - 1].keep = true; /* the newest record */
+        CHECK_EQ(vacuum_plan(f, n, &b, &st), 0);
+        CHECK(!f[0].doomed);
+        CHECK(!f[1].doomed);
+        CHECK_EQ(doomed_of(f, n, ALICE, true), 2); /* 2 + 68 MiB: two go to fit 64 */
+        CHECK(f[2].doomed && f[3].doomed);
+}
+
+/* A new core's room: MaxUse= less the cores in flight, and the file system above KeepFree=. */
+static void test_core_room(void) {
+        CHECK_EQ(vacuum_core_room(100, 10, 1000, 30), 70);
+        CHECK_EQ(vacuum_core_room(100, 10, 50, 30), 40);
+        CHECK_EQ(vacuum_core_room(100, 10, 5, 0), 0);
+        CHECK_EQ(vacuum_core_room(100, 10, 1000, 200), 0);
+}
+
+/* The file system as it is (a real scan): the store's vacuum keeps root's core when a user's
+ * core just stored is past MaxUse=. */
+static void test_run_keeps_root(void) {
+        char path[] = "/var/tmp/test-vacuum.XXXXXX";
+        const char *big = "core.x.1000." BOOT ".300.1796301478000000.zst";
+        VacuumLimits l = { .max_use = 4 * BLOCK, .keep_free = 0, .max_age_usec = UINT64_MAX, .now_usec = T0 };
+        VacuumStats s;
+        int dir = make_store(path, 0);
+
+        put(dir, big, 8);
+        CHECK_EQ(vacuum_run(dir, &l, big, NULL, NULL, &s), 0);
+        CHECK(exists(dir, "core.x.0." BOOT ".100.1796301477000000.zst"));
+        CHECK(!exists(dir, big));
+        CHECK(s.keep_deleted);
+        CHECK_EQ(s.n_deleted, 1);
+        cleanup(path, dir);
+}
+
 int main(void) {
         test_records_share();
         test_records_age();
+        test_plan_core_past_max_use();
+        test_plan_flood_only_own();
+        test_plan_par();
+        test_plan_stop_at_keep();
+        test_plan_keep_free();
+        test_plan_records_fair();
+        test_core_room();
+        test_run_keeps_root();
         TESTS_DONE();
 }

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The vacuum's choice of victims (vacuum-plan.h): per-owner fairness with a heap of owners.
+ * Shared, pure: reads and marks the array it is given, allocates only its own index. */
+#include <stdlib.h>
+
+#include "macro.h"
+#include "vacuum-plan.h"
+
+/* One owner's files of one kind, sorted oldest first; next walks the ones that may go. */
+typedef struct Owner {
+        uint64_t bytes; /* still in use, the kept file included */
+        VacuumFile **next, **end;
+} Owner;
+
+/* One kind of file (cores or records) against its limits. */
+typedef struct Pass {
+        bool record;
+        uint64_t used, limit;
+        bool want_free; /* cores: KeepFree= too */
+        uint64_t avail, keep_free;
+} Pass;
+
+static int cmp_owner_then_age(const void *a, const void *b) {
+        const VacuumFile *x = *(VacuumFile *const *) a, *y = *(VacuumFile *const *) b;
+
+        if (x->uid != y->uid)
+                return x->uid < y->uid ? -1 : 1;
+        return x->usec < y->usec ? -1 : x->usec > y->usec;
+}
+
+/* The owner's next file that may go (the kept one is skipped), or NULL. */
+static VacuumFile *owner_next(Owner *o) {
+        while (o->next < o->end && (*o->next)->keep)
+                o->next++;
+        return o->next < o->end ? *o->next : NULL;
+}
+
+/* The heap's order: more bytes first; at equal bytes, the owner with the older file. */
+static bool heavier(Owner *a, Owner *b) {
+        VacuumFile *x, *y;
+
+        if (a->bytes != b->bytes)
+                return a->bytes > b->bytes;
+        x = owner_next(a);
+        y = owner_next(b);
+        return x && (!y || x->usec < y->usec);
+}
+
+static void sift_down(Owner *h, size_t n, size_t i) {
+        for (;;) {
+                size_t l = 2 * i + 1, r = l + 1, top = i;
+                Owner t;
+
+                if (l < n && heavier(&h[l], &h[top]))
+                        top = l;
+                if (r < n && heavier(&h[r], &h[top]))
+                        top = r;
+                if (top == i)
+                        return;
+                t = h[i];
+                h[i] = h[top];
+                h[top] = t;
+                i = top;
+        }
+}
+
+static bool pass_over(const Pass *p) {
+        return p->used > p->limit || (p->want_free && p->avail < p->keep_free);
+}
+
+/* Groups the sorted files into owners (owners has room for n); returns how many. */
+static size_t group_owners(VacuumFile **s, size_t n, Owner *owners) {
+        size_t n_owners = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (i == 0 || s[i]->uid != s[i - 1]->uid)
+                        owners[n_owners++] = (Owner) { .next = &s[i] };
+                owners[n_owners - 1].bytes += s[i]->bytes;
+                owners[n_owners - 1].end = &s[i + 1];
+        }
+        return n_owners;
+}
+
+/* Dooms the heaviest owner's oldest file until the pass is within its limits, or the heaviest
+ * has only its kept file left. */
+static void take_from_heaviest(Owner *h, size_t n_owners, Pass *p, VacuumPlanStats *st) {
+        for (size_t i = n_owners / 2; i-- > 0;)
+                sift_down(h, n_owners, i);
+        while (n_owners > 0 && pass_over(p)) {
+                VacuumFile *v = owner_next(&h[0]);
+
+                if (!v) {
+                        st->stopped_at_keep = true;
+                        return;
+                }
+                v->doomed = true;
+                h[0].next++;
+                h[0].bytes -= v->bytes;
+                p->used -= v->bytes;
+                p->avail += v->bytes;
+                sift_down(h, n_owners, 0);
+        }
+}
+
+/* Whether deleting every core that may go would bring the file system back to KeepFree=. */
+static bool keep_free_reachable(VacuumFile **s, size_t n, const Pass *p) {
+        uint64_t may_go = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (!s[i]->keep)
+                        may_go += s[i]->bytes;
+        return p->avail >= p->keep_free || p->keep_free - p->avail <= may_go;
+}
+
+static int run_pass(VacuumFile *f, size_t n, Pass *p, VacuumPlanStats *st) {
+        _cleanup_free_ VacuumFile **s = malloc(sizeof *s * (n ? n : 1));
+        _cleanup_free_ Owner *owners = malloc(sizeof *owners * (n ? n : 1));
+        size_t k = 0;
+
+        if (!s || !owners)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (f[i].record == p->record && !f[i].doomed) {
+                        s[k++] = &f[i];
+                        p->used += f[i].bytes;
+                }
+        qsort(s, k, sizeof *s, cmp_owner_then_age);
+        if (p->want_free && !keep_free_reachable(s, k, p)) {
+                st->keep_free_unreachable = true;
+                p->want_free = false;
+        }
+        take_from_heaviest(owners, group_owners(s, k, owners), p, st);
+        return 0;
+}
+
+int vacuum_plan(VacuumFile *f, size_t n, const VacuumBudget *b, VacuumPlanStats *ret) {
+        Pass cores = { .limit = b->max_use, .want_free = true, .avail = b->avail, .keep_free = b->keep_free };
+        Pass records = { .record = true, .limit = b->records };
+        int r;
+
+        *ret = (VacuumPlanStats) {};
+        for (size_t i = 0; i < n; i++) {
+                if (!f[i].record && f[i].keep && f[i].bytes > b->max_use)
+                        f[i].doomed = true; /* alone past MaxUse=: this one goes, nothing else for it */
+                if (f[i].doomed)
+                        cores.avail += f[i].bytes;
+        }
+        r = run_pass(f, n, &cores, ret);
+        return r < 0 ? r : run_pass(f, n, &records, ret);
+}
