@@ -147,8 +147,13 @@ static int crash_open_output(Crash *c) {
         if (c->storing) {
                 /* room first (systemd vacuums before and after): cheap unless the estimate says so */
                 store_vacuum(m->storage_fd, &m->config, NULL, 0, &m->store_usage);
-                c->out_fd = store_open_tmpfile(m->storage_fd);
-                if (c->out_fd < 0) {
+                /* MaxUse=/KeepFree= leave no room beside the cores in flight: a record only */
+                if (store_no_room(m->storage_fd, &m->config, store_in_flight(m->crashes, c), c->why_buf,
+                                  sizeof c->why_buf)) {
+                        log_warning("Crash of PID %d (%s): %s", (int) c->info.pid, crash_comm(c), c->why_buf);
+                        c->no_core_why = c->why_buf;
+                        c->storing = false;
+                } else if ((c->out_fd = store_open_tmpfile(m->storage_fd)) < 0) {
                         log_error_errno(c->out_fd, "Crash of PID %d (%s): cannot create the output in %s, core not stored: %m",
                                         (int) c->info.pid, crash_comm(c), m->config.directory);
                         /* the record and the journal entry say so too */
@@ -634,6 +639,13 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
         }
         crash_facts(c, res, NULL, &facts);
         log_debug("Crash of PID %d: worker peak memory %u KiB", (int) c->info.pid, (unsigned) res->peak_rss_kib);
+        /* the worker stopped storing for room: the record says so (the worker's entry too) */
+        if (c->storing && res->error >= 0 && store_stop_to_string(res->store_stop)) {
+                log_notice("Crash of PID %d (%s, uid %u): %s", (int) c->info.pid, crash_comm(c), (unsigned) c->info.ruid,
+                           store_stop_to_string(res->store_stop));
+                if (record_add_str(&c->record, "COREDUMP_PROCESSING_ERROR", store_stop_to_string(res->store_stop)) < 0)
+                        log_warning("Crash of PID %d: no room to say why its core is truncated", (int) c->info.pid);
+        }
         if (res->error < 0) {
                 log_error_errno(res->error, "Crash of PID %d (%s): core lost after %llu bytes: %m", (int) c->info.pid,
                                 crash_comm(c), (unsigned long long) res->bytes_in);
@@ -645,8 +657,13 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
         else if (c->storing) {
                 snprintf(facts.filename, sizeof facts.filename, "%s", path);
                 /* the task is released already: keeping the store within bounds costs it nothing */
-                store_vacuum(c->manager->storage_fd, &c->manager->config, strrchr(path, '/') + 1,
-                             store_allocated(c->out_fd, res->bytes_out), &c->manager->store_usage);
+                if (store_vacuum(c->manager->storage_fd, &c->manager->config, strrchr(path, '/') + 1,
+                                 store_allocated(c->out_fd, res->bytes_out), &c->manager->store_usage)) {
+                        /* alone larger than MaxUse= (it grew past its cap): deleted, nothing else for it */
+                        facts.filename[0] = 0;
+                        snprintf(facts.processing_error, sizeof facts.processing_error,
+                                 "the core alone was larger than MaxUse=, not kept");
+                }
         } else if (c->no_core_why)
                 log_notice("Crash of PID %d (%s, uid %u): no core (%s); recorded", (int) c->info.pid, crash_comm(c),
                            (unsigned) c->info.ruid, c->no_core_why);

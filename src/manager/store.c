@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
+#include "crash.h"
 #include "log.h"
 #include "macro.h"
 #include "store.h"
@@ -39,6 +40,12 @@ int store_open_tmpfile(int dirfd) {
         return fd;
 }
 
+bool store_uid_may_read(uid_t uid) {
+        if (uid <= SYSTEM_UID_MAX || uid == NOBODY_UID || uid == UID_INVALID)
+                return false;
+        return uid < DYNAMIC_UID_MIN || uid > DYNAMIC_UID_MAX;
+}
+
 uid_t store_reader_uid(const PidfdInfo *info, const CrashMeta *meta) {
         /* Only a plain user dump of a process that never changed credentials is the user's. */
         if (!(info->coredump_mask & PIDFD_COREDUMP_USER) || (info->coredump_mask & PIDFD_COREDUMP_ROOT))
@@ -47,7 +54,7 @@ uid_t store_reader_uid(const PidfdInfo *info, const CrashMeta *meta) {
                 return UID_INVALID;
         if (info->ruid != info->euid || info->rgid != info->egid)
                 return UID_INVALID;
-        if (info->ruid <= SYSTEM_UID_MAX || info->ruid == NOBODY_UID)
+        if (!store_uid_may_read(info->ruid))
                 return UID_INVALID;
         return info->ruid;
 }
@@ -164,6 +171,18 @@ static void report_vacuumed(const char *name, uint64_t bytes, void *userdata) {
                          (unsigned long long) (VACUUM_RECORDS_MIN >> 20));
 }
 
+/* What the vacuum would not do, said once until it changes (not per crash). */
+static void report_refusals(const VacuumStats *s, const StoreUsage *u) {
+        if (s->keep_free_unreachable && !u->said_unreachable)
+                log_warning("The file system of the store is below KeepFree= by more than all its cores: deleting "
+                            "them would not restore it, none deleted for it (something else fills the disk)");
+        if (s->stopped_at_keep)
+                log_info("The store stays past MaxUse= for now: the user using the most has only the core just "
+                         "stored left, and no one else's core goes for it");
+        if (s->keep_deleted)
+                log_warning("The core just stored alone was larger than MaxUse=: deleted, no other core was");
+}
+
 uint64_t store_allocated(int fd, uint64_t bytes) {
         struct stat st;
 
@@ -172,14 +191,50 @@ uint64_t store_allocated(int fd, uint64_t bytes) {
         return ALIGN_TO(bytes, STORE_BLOCK_SIZE);
 }
 
-void store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u) {
-        VacuumLimits l = {
+static VacuumLimits limits_of(const Config *c) {
+        return (VacuumLimits) {
                 .max_use = c->max_use,
                 .keep_free = c->keep_free,
                 .max_age_usec = c->max_age_usec,
                 .records_min = VACUUM_RECORDS_MIN,
                 .now_usec = now_usec(CLOCK_REALTIME),
         };
+}
+
+uint64_t store_in_flight(const Crash *crashes, const Crash *self) {
+        uint64_t sum = 0;
+
+        for (const Crash *c = crashes; c; c = c->crashes_next)
+                if (c != self && c->storing && c->state == CRASH_STREAMING && c->out_fd >= 0)
+                        sum += store_allocated(c->out_fd, 0);
+        return sum;
+}
+
+uint64_t store_core_cap(int dirfd, const Config *c, uint64_t in_flight, uint64_t *ret_keep_free) {
+        VacuumLimits l = limits_of(c);
+        uint64_t max_use, keep_free, avail;
+
+        if (!vacuum_effective_limits(dirfd, &l, &max_use, &keep_free, &avail)) {
+                *ret_keep_free = UINT64_MAX;
+                return 0;
+        }
+        *ret_keep_free = keep_free;
+        return vacuum_core_room(max_use, keep_free, avail, in_flight);
+}
+
+bool store_no_room(int dirfd, const Config *c, uint64_t in_flight, char *why, size_t size) {
+        uint64_t keep_free, room = store_core_cap(dirfd, c, in_flight, &keep_free);
+
+        if (room >= STORE_ROOM_MIN)
+                return false;
+        snprintf(why, size, "no room in the store: MaxUse= and KeepFree= (%llu bytes) leave %llu bytes beside the "
+                 "%llu bytes of cores being written, less than %llu; core not stored", (unsigned long long) keep_free,
+                 (unsigned long long) room, (unsigned long long) in_flight, (unsigned long long) STORE_ROOM_MIN);
+        return true;
+}
+
+bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u) {
+        VacuumLimits l = limits_of(c);
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         VacuumStats s = {};
         int r;
@@ -188,13 +243,16 @@ void store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, 
         if (u->known && now - u->scanned_usec < MIN(STORE_RESCAN_USEC, c->max_age_usec)) {
                 u->bytes_cores += added;
                 if (!vacuum_over_limits(dirfd, &l, u->bytes_cores))
-                        return;
+                        return false;
         }
         r = vacuum_run(dirfd, &l, keep, report_vacuumed, NULL, &s);
         if (r < 0) {
                 log_warning_errno(r, "Failed to vacuum the storage directory: %m");
                 u->known = false;
-                return;
+                return false;
         }
-        *u = (StoreUsage) { .known = true, .bytes_cores = s.bytes_cores, .scanned_usec = now };
+        report_refusals(&s, u);
+        *u = (StoreUsage) { .known = true, .bytes_cores = s.bytes_cores, .scanned_usec = now,
+                            .said_unreachable = s.keep_free_unreachable };
+        return s.keep_deleted;
 }

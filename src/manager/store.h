@@ -18,12 +18,19 @@
 /* Below this uid a user is a system user (systemd's SYSTEM_UID_MAX). */
 #define SYSTEM_UID_MAX 999
 #define NOBODY_UID 65534
+/* systemd's DynamicUser= range: these uids are handed out to services and recycled between
+ * unrelated ones, so a core must not stay readable by whoever holds the uid next. */
+#define DYNAMIC_UID_MIN 61184
+#define DYNAMIC_UID_MAX 65519
 
 /* Opens (creating if needed) the storage directory, refusing a symlink. */
 int store_open_dir(const char *path);
 /* An unnamed file in the storage directory, root-owned STORED_CORE_MODE. */
 int store_open_tmpfile(int dirfd);
 
+/* Pure: whether uid may be given read access to its own cores: a regular user's, not a system
+ * user, nobody, or a DynamicUser= uid. */
+bool store_uid_may_read(uid_t uid);
 /* Who besides root may read the stored core (UID_INVALID: nobody) — compat.md's rule. */
 uid_t store_reader_uid(const PidfdInfo *info, const CrashMeta *meta);
 
@@ -53,14 +60,31 @@ typedef struct StoreUsage {
         bool known;
         uint64_t bytes_cores;  /* at the last scan, plus what was stored since */
         uint64_t scanned_usec; /* CLOCK_MONOTONIC */
+        bool said_unreachable; /* the log said KeepFree= cannot be restored by the vacuum */
 } StoreUsage;
 
 /* What the stored file fd takes on disk (as du counts it); bytes rounded up if fstat fails. */
 uint64_t store_allocated(int fd, uint64_t bytes);
 
 /* Keeps the store within MaxUse=/KeepFree= after a core of added bytes was stored: deletes the
- * oldest cores (of the user with the most) until they hold, systemd-coredump's rule, never keep
- * (the core just stored); records outlive their cores within their share (vacuum.h). Scans the directory only when the running estimate says the limits may be
+ * oldest cores of the user using the most until they hold (vacuum-plan.h: fair per user, never
+ * another's core for keep, the core just stored); records outlive their cores within their
+ * share (vacuum.h). Scans the directory only when the running estimate says the limits may be
  * broken or the last scan is older than STORE_RESCAN_USEC (others may have changed the store):
- * a scan per crash costs a crash storm O(cores) each. */
-void store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u);
+ * a scan per crash costs a crash storm O(cores) each. True if keep itself was deleted (alone
+ * larger than MaxUse=). */
+bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u);
+
+/* A core gets no file when MaxUse= and KeepFree= leave less than this for it. */
+#define STORE_ROOM_MIN (UINT64_C(1) << 20)
+
+typedef struct Crash Crash;
+/* What the cores being written now take on disk (the manager holds each one's output), but
+ * self's. */
+uint64_t store_in_flight(const Crash *crashes, const Crash *self);
+/* The most a core starting now may take on disk (vacuum_core_room: MaxUse= less the cores in
+ * flight, the file system's free space above KeepFree=, with the limits of dirfd's file system),
+ * and KeepFree= in bytes; 0 if the file system cannot be asked. */
+uint64_t store_core_cap(int dirfd, const Config *c, uint64_t in_flight, uint64_t *ret_keep_free);
+/* Whether a core starting now would get less than STORE_ROOM_MIN; if so, why (in why). */
+bool store_no_room(int dirfd, const Config *c, uint64_t in_flight, char *why, size_t size);

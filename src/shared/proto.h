@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "record-fields.h"
+#include "record.h"
 
 #define PROTO_MAGIC UINT32_C(0x43445331) /* "CDS1" */
 #define WORKER_CONTROL_FD 3
@@ -97,7 +98,15 @@ typedef struct MsgJob {
         uint64_t journal_size_max;  /* Storage=journal: larger cores stay out of the entry */
         uint32_t n_modules;         /* entries in the module table, <= MODULES_MAX */
         uint32_t spare2;
+        /* JOB_FLAG_STORE: the stored file may be this large at most (MaxUse= and KeepFree= as the
+         * job starts, the cores then in flight counted); the worker's RLIMIT_FSIZE */
+        uint64_t store_size_max;
+        uint64_t keep_free; /* stop storing before the file system has less than this free */
 } MsgJob;
+
+/* Every file the worker writes but the core (its memfds: the analysis, a large journal entry)
+ * fits in this; RLIMIT_FSIZE is never set lower. */
+#define WORKER_FSIZE_FLOOR (2 * (uint64_t) RECORD_MAX)
 
 /* Why a stored core is incomplete or missing. */
 typedef enum CoreState {
@@ -121,8 +130,19 @@ typedef struct MsgResult {
         char fname[17];
         char pad[3];
         uint32_t peak_rss_kib; /* the worker's peak resident memory so far */
-        uint32_t spare;
+        uint32_t store_stop;   /* StoreStop: why storing stopped before the core's end */
 } MsgResult;
+
+/* Why the worker stopped storing a core (it still reads on, for the stack traces). */
+typedef enum StoreStop {
+        STORE_STOP_NONE = 0,
+        STORE_STOP_ROOM = 1, /* the job's store_size_max reached */
+        STORE_STOP_FREE = 2, /* the file system was about to go below KeepFree= */
+        STORE_STOP_MAX = STORE_STOP_FREE,
+} StoreStop;
+
+/* What a stop means, for the record (COREDUMP_PROCESSING_ERROR); NULL for none or unknown. */
+const char *store_stop_to_string(uint32_t stop);
 
 typedef struct MsgCommit {
         MsgHeader hdr;

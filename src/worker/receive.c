@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/vfs.h>
 
 #include "capture.h"
 #include "elf-stream.h"
@@ -38,6 +39,53 @@ static size_t store_share(const MsgJob *job, uint64_t got, size_t n, bool *cut) 
                 return (size_t) (job->external_size_max - got);
         }
         return n;
+}
+
+/* The stored file's room: the job's cap, and the file system's free space above KeepFree=,
+ * asked again (fstatfs on the output) each time the file grew by STORE_SPACE_CHECK_BYTES. */
+typedef struct StoreRoom {
+        int fd;
+        uint64_t cap, keep_free;
+        bool checked;
+        uint64_t checked_end; /* the file's length when the file system was last asked */
+        uint64_t free_room;   /* what it had above KeepFree= then */
+} StoreRoom;
+
+static void room_check_free(StoreRoom *room, uint64_t end) {
+        struct statfs sf;
+        uint64_t avail;
+
+        room->checked = true;
+        room->checked_end = end;
+        if (fstatfs(room->fd, &sf) < 0) {
+                room->free_room = 0; /* cannot tell: store no more */
+                return;
+        }
+        avail = (uint64_t) sf.f_bavail * (uint64_t) sf.f_bsize;
+        room->free_room = avail > room->keep_free ? avail - room->keep_free : 0;
+}
+
+/* Whether n more bytes may go into the sink, the file still complete within its room; if not,
+ * why (StoreStop). */
+static StoreStop room_allows(StoreRoom *room, const Sink *sink, uint64_t n) {
+        uint64_t need = sink_bound(sink, n);
+
+        if (need > room->cap)
+                return STORE_STOP_ROOM;
+        if (!room->checked || sink->end - room->checked_end >= STORE_SPACE_CHECK_BYTES)
+                room_check_free(room, sink->end);
+        if (need > room->checked_end && need - room->checked_end > room->free_room)
+                return STORE_STOP_FREE;
+        return STORE_STOP_NONE;
+}
+
+/* Stores the share of a chunk; *stop says why storing ended (and the stream goes on, for the
+ * stack traces), r a write error (the core cannot be kept). */
+static int store_chunk(Sink *sink, StoreRoom *room, const uint8_t *buf, size_t share, uint32_t *stop) {
+        *stop = share > 0 ? room_allows(room, sink, share) : STORE_STOP_NONE;
+        if (*stop != STORE_STOP_NONE || share == 0)
+                return 0;
+        return sink_write(sink, buf, share);
 }
 
 static CoreState final_state(const ElfStream *elf, uint64_t got, bool cut) {
@@ -100,6 +148,8 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
         _cleanup_free_ Capture *cap = calloc(1, sizeof *cap);
         uint64_t limit = read_limit(job), got = 0;
         bool cut = false, store_cut = false, journal_fit = journal_fd >= 0;
+        StoreRoom room = { .fd = out_fd, .cap = job->store_size_max, .keep_free = job->keep_free };
+        uint32_t stop = STORE_STOP_NONE;
         ElfStream elf;
         int r = 0;
 
@@ -133,8 +183,10 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                 if (sink && r == 0 && !store_cut) {
                         size_t share = store_share(job, got, (size_t) n, &store_cut);
                         /* Out of space or I/O error: stop taking the core, it cannot be kept. */
-                        if (share > 0 && (r = sink_write(sink, buf, share)) < 0)
+                        if ((r = store_chunk(sink, &room, buf, share, &stop)) < 0)
                                 cut = true;
+                        /* no more room: what is stored is complete and stays; the rest is read on */
+                        store_cut = store_cut || stop != STORE_STOP_NONE;
                 }
                 got += (uint64_t) n;
                 if (cut)
@@ -157,6 +209,7 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                 .bytes_in = got,
                 .bytes_out = sink ? sink->bytes_out : 0,
                 .expected = elf.state == ELF_STREAM_KNOWN ? elf.expected_size : 0,
+                .store_stop = stop,
         };
         copy_notes(&elf, res);
         finish_capture(&elf, cap, ret_capture);

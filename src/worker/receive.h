@@ -18,8 +18,13 @@ void core_capture_free(CoreCapture *c);
 
 /* Bytes read from the connection per read(); the only core buffer the worker holds. */
 #define CORE_READ_CHUNK (1U << 20)
+/* The file system's free space is asked again each time the stored file grew by this much:
+ * concurrent workers each overshoot KeepFree= by at most this and a chunk's bound. */
+#define STORE_SPACE_CHECK_BYTES (1U << 20)
 
 /* Streams the core from conn into sink (NULL: read and drop) until EOF or the job's limits,
+ * storing only while the file, finished, stays within store_size_max and the file system keeps
+ * KeepFree= (res->store_stop says why it stopped; reading goes on for the stack traces),
  * closes conn as soon as the kernel has nothing more to give (that releases the task), then
  * finishes and syncs the output. With journal_fd >= 0 the core is also copied there, up to
  * the job's journal_size_max (*ret_journal_fit says whether all of it fit). Fills res (with

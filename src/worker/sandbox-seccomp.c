@@ -28,6 +28,8 @@ static const int allowed[] = {
         SCMP_SYS(lseek), SCMP_SYS(ftruncate), SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(close),
         SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(fcntl), SCMP_SYS(shutdown),
         SCMP_SYS(recvmsg), SCMP_SYS(recvfrom), SCMP_SYS(sendmsg), SCMP_SYS(sendto), SCMP_SYS(poll), SCMP_SYS(ppoll),
+        /* the output's file system: storing stops before it goes below KeepFree= */
+        SCMP_SYS(fstatfs),
         /* the journal: a datagram socket (filtered below), big entries through a memfd */
         SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(memfd_create),
         /* memory (mmap and mprotect filtered below) */

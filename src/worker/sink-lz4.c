@@ -68,7 +68,15 @@ static void lz4_free(Sink *s) {
         free(ls);
 }
 
-static const SinkOps lz4_ops = { lz4_write, lz4_finish, lz4_free };
+/* LZ4F_compressBound() covers n more bytes with what the frame holds buffered (up to a 4 MiB
+ * block) and its end; the header comes first if nothing was written yet. */
+static uint64_t lz4_bound(const Sink *s, uint64_t n) {
+        const Lz4Sink *ls = (const Lz4Sink *) s;
+
+        return (ls->begun ? 0 : LZ4F_HEADER_SIZE_MAX) + LZ4F_compressBound((size_t) MIN(n, (uint64_t) SIZE_MAX / 2), &ls->prefs);
+}
+
+static const SinkOps lz4_ops = { lz4_write, lz4_finish, lz4_free, lz4_bound };
 
 int sink_new_lz4(int fd, int level, Sink **ret) {
         Lz4Sink *ls = calloc(1, sizeof *ls);

@@ -32,6 +32,7 @@ static int emit_blocks(PlainSink *ps, const uint8_t *p, size_t n) {
                 if (zero) {
                         if (lseek(ps->base.fd, (off_t) run, SEEK_CUR) < 0)
                                 return negative_errno();
+                        ps->base.end += run;
                 } else if ((r = sink_emit(&ps->base, p, run)) < 0)
                         return r;
                 ps->offset += run;
@@ -85,7 +86,12 @@ static void plain_free(Sink *s) {
         free(s);
 }
 
-static const SinkOps plain_ops = { plain_write, plain_finish, plain_free };
+/* Uncompressed: what it holds (a partial block) and n bytes, nothing more. */
+static uint64_t plain_bound(const Sink *s, uint64_t n) {
+        return ((const PlainSink *) s)->pending_len + n;
+}
+
+static const SinkOps plain_ops = { plain_write, plain_finish, plain_free, plain_bound };
 
 int sink_new_plain(int fd, Sink **ret) {
         PlainSink *ps = calloc(1, sizeof *ps);

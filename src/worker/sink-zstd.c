@@ -6,6 +6,12 @@
 #include "macro.h"
 #include "sink.h"
 
+/* What a zstd stream may hold back between calls: input short of a whole block (128 KiB at
+ * most) and the output of a block not yet handed out; generously rounded up. */
+#define ZSTD_HELD_MAX (512U << 10)
+/* The frame's end: the last block's header and the checksum, with room to spare. */
+#define ZSTD_TRAILER_MAX 64U
+
 typedef struct ZstdSink {
         Sink base;
         ZSTD_CCtx *cctx;
@@ -47,7 +53,14 @@ static void zstd_free(Sink *s) {
         free(zs);
 }
 
-static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free };
+static uint64_t zstd_bound(const Sink *s, uint64_t n) {
+        uint64_t in = n + ZSTD_HELD_MAX;
+
+        /* ZSTD_compressBound()'s rule, in 64 bits: a little over the input, block headers included */
+        return in + in / 128 + ZSTD_HELD_MAX + ZSTD_TRAILER_MAX;
+}
+
+static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free, zstd_bound };
 
 /* A context made and warmed before the job: creating it and faulting in its tables (megabytes at
  * the default level) is a good part of what a tiny core costs, and depends on nothing of it. */

@@ -24,6 +24,12 @@ int sink_write(Sink *s, const uint8_t *p, size_t n) {
         return r;
 }
 
+uint64_t sink_bound(const Sink *s, uint64_t n) {
+        uint64_t add = s->ops->bound(s, n);
+
+        return add > UINT64_MAX - s->end ? UINT64_MAX : s->end + add;
+}
+
 int sink_finish(Sink *s) {
         return s->ops->finish(s);
 }
@@ -34,7 +40,9 @@ void sink_free(Sink *s) {
 
 int sink_emit(Sink *s, const void *p, size_t n) {
         int r = loop_write(s->fd, p, n);
-        if (r >= 0)
+        if (r >= 0) {
                 s->bytes_out += n;
+                s->end += n;
+        }
         return r;
 }

@@ -16,6 +16,8 @@ typedef struct SinkOps {
         int (*write)(Sink *s, const uint8_t *p, size_t n);
         int (*finish)(Sink *s);
         void (*free)(Sink *s);
+        /* the most n more input bytes and the finish can add to the file, whatever it holds now */
+        uint64_t (*bound)(const Sink *s, uint64_t n);
 } SinkOps;
 
 struct Sink {
@@ -23,11 +25,15 @@ struct Sink {
         int fd;
         uint64_t bytes_in;
         uint64_t bytes_out;
+        uint64_t end; /* the file's length so far (holes included) */
 };
 
 int sink_new(Compression c, int level, int fd, Sink **ret);
 int sink_write(Sink *s, const uint8_t *p, size_t n);
 int sink_finish(Sink *s);
+/* The most the file can be long once n more input bytes are written and the sink finished: a
+ * caller that stops while this fits a cap leaves a complete, decodable file within it. */
+uint64_t sink_bound(const Sink *s, uint64_t n);
 void sink_free(Sink *s);
 static inline void sink_freep(Sink **s) {
         if (*s)

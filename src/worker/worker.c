@@ -45,6 +45,24 @@ static int wait_msg(uint32_t type, void *msg, size_t size, int *fds, size_t n_fd
         }
 }
 
+/* RLIMIT_FSIZE before a byte of the core is read, soft = hard: even a worker the core took over
+ * cannot grow its file past the job's cap (or WORKER_FSIZE_FLOOR, what its memfds need), not
+ * even after RESULT. SIGXFSZ ignored: a write past it fails with EFBIG instead of killing. */
+static int limit_file_size(const MsgJob *job) {
+        uint64_t max = WORKER_FSIZE_FLOOR;
+        struct rlimit rl;
+
+        if (job->flags & JOB_FLAG_STORE)
+                max = MAX(max, job->store_size_max);
+        if (job->flags & JOB_FLAG_JOURNAL_CORE) /* the entry's memfd holds the core too */
+                max = job->journal_size_max > UINT64_MAX - max ? UINT64_MAX : max + job->journal_size_max;
+        rl = (struct rlimit) { .rlim_cur = max >= RLIM_INFINITY ? RLIM_INFINITY : max };
+        rl.rlim_max = rl.rlim_cur;
+        if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR || setrlimit(RLIMIT_FSIZE, &rl) < 0)
+                return negative_errno();
+        return 0;
+}
+
 static int job_valid(const MsgJob *job) {
         if (job->compression > COMPRESSION_LZ4 || (job->flags & ~JOB_FLAGS_ALL) || job->spare != 0 ||
             job->spare2 != 0 || job->n_modules > MODULES_MAX ||
@@ -112,11 +130,27 @@ static int write_entry(Record *rec, const CoreFacts *facts, int journal_fd, bool
 }
 
 #ifdef WORKER_TEST_FAULTS
+#define FAULT_GROW_MAX (256U << 20)
+/* "grow": as a worker the core took over would, append to the stored core (after RESULT with
+ * @journal) until a write fails or FAULT_GROW_MAX, and say how far it got. */
+static void grow_output(int out_fd) {
+        static const uint8_t chunk[1U << 16] = { 0x5a };
+        uint64_t grown = 0;
+        ssize_t n = 0;
+
+        if (lseek(out_fd, 0, SEEK_END) < 0)
+                return;
+        while (grown < FAULT_GROW_MAX && (n = write(out_fd, chunk, sizeof chunk)) > 0)
+                grown += (uint64_t) n;
+        log_warning_errno(n < 0 ? negative_errno() : 0, "Test fault: grew the stored core by %llu bytes, then: %m",
+                          (unsigned long long) grown);
+}
+
 /* Test builds only (meson -Dworker-test-faults=true): misbehave on purpose, for crashes of a
- * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed; at the
- * start of the core, or with "@journal" (crash@journal, hang@journal) once the core is stored,
- * before the journal entry. */
-static void maybe_misbehave(const Record *rec, const char *when) {
+ * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed, grow;
+ * at the start of the core, or with "@journal" (crash@journal, hang@journal, grow@journal) once
+ * the core is stored, before the journal entry. */
+static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
         const char *fault = getenv("COREDUMP_WORKER_FAULT"), *at;
         RecordField f;
         char what[16];
@@ -136,9 +170,11 @@ static void maybe_misbehave(const Record *rec, const char *when) {
                         (void) poll(NULL, 0, -1);
         if (!strcmp(fault, "malformed"))
                 (void) proto_send(WORKER_CONTROL_FD, "garbage", 7, NULL, 0);
+        if (!strcmp(fault, "grow"))
+                grow_output(out_fd);
 }
 #else
-static void maybe_misbehave(const Record *rec, const char *when) {
+static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
 }
 #endif
 
@@ -195,11 +231,14 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
                                                compression_to_string((Compression) job->compression));
         }
         journal_fd = open_journal_core(job);
-        maybe_misbehave(&rec, "core");
+        maybe_misbehave(&rec, "core", fds[JOB_FD_OUT]);
         r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, &res, &journal_fit, &cap);
         fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released */
         if (r < 0)
                 return log_error_errno(r, "Failed to receive the core: %m");
+        if (store_stop_to_string(res.store_stop) &&
+            record_add_str(&rec, "COREDUMP_PROCESSING_ERROR", store_stop_to_string(res.store_stop)) < 0)
+                log_warning("Failed to say in the entry why the core is truncated");
         analysis_fd = analyse(&cap, mods, &rec);
         core_capture_free(&cap);
         if (analysis_fd < 0)
@@ -216,7 +255,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         commit.facts.thread_name[sizeof commit.facts.thread_name - 1] = 0;
         commit.facts.comm[sizeof commit.facts.comm - 1] = 0;
         commit.facts.processing_error[sizeof commit.facts.processing_error - 1] = 0;
-        maybe_misbehave(&rec, "journal");
+        maybe_misbehave(&rec, "journal", fds[JOB_FD_OUT]);
         recorded.error = write_entry(&rec, &commit.facts, journal_fd, journal_fit);
         return proto_send(WORKER_CONTROL_FD, &recorded, sizeof recorded, NULL, 0);
 }
@@ -317,6 +356,11 @@ int main(int argc, char **argv) {
         if (r < 0 || job_valid(&job) < 0) {
                 close_fds(fds);
                 return log_error_errno(r < 0 ? r : -EBADMSG, "Invalid job from the manager: %m"), 1;
+        }
+        r = limit_file_size(&job);
+        if (r < 0) {
+                close_fds(fds);
+                return log_error_errno(r, "Failed to limit the core's file size: %m"), 3;
         }
         r = module_files_receive(&job, fds[JOB_FD_MODULES], &mods, wait_msg);
         fds[JOB_FD_MODULES] = safe_close(fds[JOB_FD_MODULES]);

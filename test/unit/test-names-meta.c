@@ -76,6 +76,24 @@ static void test_reader(void) {
         CHECK_EQ(store_reader_uid(&i, &m), UID_INVALID);
         i.ruid = i.euid = NOBODY_UID;
         CHECK_EQ(store_reader_uid(&i, &m), UID_INVALID);
+        i.ruid = i.euid = 61184; /* DynamicUser= */
+        CHECK_EQ(store_reader_uid(&i, &m), UID_INVALID);
+}
+
+/* Regular users get their cores; system users, nobody and systemd's DynamicUser= range (uids
+ * recycled between unrelated services) do not. */
+static void test_uid_may_read(void) {
+        CHECK(!store_uid_may_read(0));
+        CHECK(!store_uid_may_read(SYSTEM_UID_MAX));
+        CHECK(store_uid_may_read(SYSTEM_UID_MAX + 1));
+        CHECK(store_uid_may_read(DYNAMIC_UID_MIN - 1));
+        CHECK(!store_uid_may_read(DYNAMIC_UID_MIN));
+        CHECK(!store_uid_may_read(63000));
+        CHECK(!store_uid_may_read(DYNAMIC_UID_MAX));
+        CHECK(store_uid_may_read(DYNAMIC_UID_MAX + 1));
+        CHECK(!store_uid_may_read(NOBODY_UID));
+        CHECK(store_uid_may_read(65536));
+        CHECK(!store_uid_may_read(UID_INVALID));
 }
 
 int main(void) {
@@ -83,5 +101,6 @@ int main(void) {
         test_auxv();
         test_limits();
         test_reader();
+        test_uid_may_read();
         TESTS_DONE();
 }
