@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Hostile local users against the store (issue 18, findings 4, 5 and 7), each case failing
+before its fix: incompressible cores filling the file system past KeepFree=, a worker growing
+its core after RESULT, the vacuum made to delete root's core and record, and ACLs for
+DynamicUser= uids."""
+import concurrent.futures
+import os
+import re
+import subprocess
+import threading
+import types
+
+from cdtest import (CRASHER, USER_PYTHON, Env, acl_users, check, crash, read_exports, run_cases, skip, test_user,
+                    wait_until, xattrs)
+
+MIB = 1 << 20
+
+
+def record_of(env, pid, d, timeout=120):
+    """The record of PID pid, once it is written."""
+    return wait_until(lambda: {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}.get(str(pid).encode()),
+                      timeout, lambda: f"the record of PID {pid}:\n{d.log_text()[-6000:]}")
+
+
+def record_path(env, pid):
+    return next((os.path.join(env.store, n) for n in os.listdir(env.store)
+                 if n.startswith("record.") and f".{pid}." in n), None)
+
+
+def user_python(user, code, *args, env=None):
+    """Runs code with the system's python3 as user; returns (pid, returncode)."""
+    cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", USER_PYTHON, "-c", code,
+           *args]
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p.wait(300)
+    return p.pid, p.returncode
+
+
+# A high-entropy file mapped many times, file mappings dumped: a core many times larger than the
+# memory the process uses, and incompressible.
+MAP_MANY = """
+import mmap, os, signal, sys
+with open("/proc/self/coredump_filter", "w") as f:
+    f.write("0x3f")
+fd = os.open(sys.argv[1], os.O_RDONLY)
+maps = [mmap.mmap(fd, 0, prot=mmap.PROT_READ) for _ in range(int(sys.argv[2]))]
+os.kill(os.getpid(), signal.SIGSEGV)
+"""
+
+
+class FreeWatch:
+    """The least free space a file system had while it watched (polled every few ms)."""
+
+    def __init__(self, path):
+        self.path, self.least, self.done = path, None, threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.done.is_set():
+            st = os.statvfs(self.path)
+            free = st.f_bavail * st.f_frsize
+            self.least = free if self.least is None else min(self.least, free)
+            self.done.wait(0.003)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        return self.least
+
+
+def case_disk_cap():
+    """A user's incompressible cores (a 16 MiB random file mapped 8 times: 128 MiB each), 4 at
+    once, against a 256 MiB store with KeepFree=64M: free space never goes below KeepFree= by
+    more than 4 MiB per core in flight (the worker asks the file system every MiB), and each core
+    is stored truncated with the reason, or not stored with the reason; a stored one is a
+    complete zstd file. Before: the cores filled the file system to the last block."""
+    user = test_user()
+    keep_free, lanes, slack = 64 * MIB, 4, 4 * MIB
+    env = Env({"KeepFree": "64M", "MaxUse": "1G", "RateLimitBurst": "100"})
+    env.mount_tmpfs(env.store, "256M")
+    blob = os.path.join(env.base, "entropy")
+    with open(blob, "wb") as f:
+        f.write(os.urandom(16 * MIB))
+    os.chmod(blob, 0o644)
+    d = env.start()
+    watch = FreeWatch(env.store)
+    with concurrent.futures.ThreadPoolExecutor(lanes) as pool:
+        done = list(pool.map(lambda _: user_python(user, MAP_MANY, blob, "8"), range(lanes)))
+    recs = {pid: record_of(env, pid, d) for pid, _ in done}
+    least = watch.stop()
+    print(f"observed: least free {least / MIB:.1f} MiB (KeepFree= 64 MiB, slack {lanes * slack // MIB} MiB)")
+    check(least >= keep_free - lanes * slack,
+          f"free space went down to {least / MIB:.1f} MiB, KeepFree= is 64 MiB:\n{d.log_text()[-6000:]}")
+    stored = 0
+    for pid, r in recs.items():
+        why = r.get("COREDUMP_PROCESSING_ERROR", b"").decode()
+        if "COREDUMP_FILENAME" in r:
+            check(r.get("COREDUMP_TRUNCATED") == b"1", f"PID {pid}: a 128 MiB core stored whole? {why!r}")
+            check("KeepFree=" in why or "MaxUse=" in why, f"PID {pid}: truncated without the reason: {why!r}")
+            path = r["COREDUMP_FILENAME"].decode()
+            if os.path.exists(path):  # the vacuum may have taken it since
+                check(subprocess.run(["zstd", "-q", "-t", path]).returncode == 0, f"{path} is not a complete zstd file")
+            stored += 1
+        else:
+            check("no room in the store" in why, f"PID {pid}: no core and no reason: {why!r}")
+        print(f"observed: PID {pid}: {'stored' if 'COREDUMP_FILENAME' in r else 'no core'}: {why}")
+    check(stored >= 1, "no core was stored at all")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def case_grow_after_result():
+    """A worker the core took over appends to its stored core after RESULT (the fault build's
+    "grow@journal": up to 256 MiB): RLIMIT_FSIZE, set before the core's first byte, stops it at
+    the job's cap (MaxUse=24M here). Before: the file grew by the whole 256 MiB."""
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        skip("needs a build with -Dworker-test-faults=true (the sanitizer build of tools/run-tests.sh)")
+    env = Env({"MaxUse": "24M", "KeepFree": "0"})
+    exe = os.path.join(env.base, "crasher-fault")
+    subprocess.run(["cp", CRASHER, exe], check=True)
+    d = env.start(environ={"COREDUMP_WORKER_FAULT": "grow@journal"})
+    pid, _ = crash("segv", exe=exe)
+    line = d.wait_log(r"Test fault: grew the stored core by", timeout=60)
+    r = record_of(env, pid, d)
+    path = r.get("COREDUMP_FILENAME", b"").decode()
+    check(path and os.path.exists(path), f"no stored core: {r}")
+    size = os.stat(path).st_size
+    print(f"observed: {line.strip()}; the core is {size} bytes")
+    check(size <= 24 * MIB, f"the worker grew its core to {size} bytes after RESULT, past the 24 MiB cap")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+# Many mappings of a file with a 3.8 KiB path, a 120 KiB environment and a 60 KiB command line:
+# a record over a MiB (maps is kept up to 1 MiB), a small core.
+MAP_LONG = """
+import mmap, os, signal, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+maps = [mmap.mmap(fd, 4096, prot=mmap.PROT_READ) for _ in range(300)]
+os.kill(os.getpid(), signal.SIGSEGV)
+"""
+
+
+def long_path_file(base):
+    path = base
+    for i in range(15):
+        path = os.path.join(path, f"{i:02d}" + "d" * 248)
+    os.makedirs(path)
+    path = os.path.join(path, "f")
+    with open(path, "wb") as f:
+        f.write(b"\0" * 4096)
+    os.chmod(path, 0o644)
+    return path
+
+
+def case_vacuum_wipe():
+    """Root's core and record exist. A user's core larger than MaxUse= (32 MiB of random memory,
+    MaxUse=8M), then a flood of the user's records (64 crashes, each record over 1 MiB, past the
+    records' 64 MiB budget): root's core and root's record stay; the user's own go. Before: the
+    big core's vacuum deleted every other core (root's), and records went oldest first whoever
+    owned them (root's)."""
+    user = test_user()
+    env = Env({"MaxUse": "8M", "KeepFree": "0", "RateLimitBurst": "1000"})
+    d = env.start()
+    root_pid, _ = crash("segv")
+    record_of(env, root_pid, d)
+    root_core = env.wait_cores(1)[0]
+    root_record = record_path(env, root_pid)
+
+    big, _ = crash("mem", 32, "random", user=user)
+    big_rec = record_of(env, big, d)
+    print(f"observed: the big core: {big_rec.get('COREDUMP_PROCESSING_ERROR', b'').decode()}")
+    # both attacks are run whatever the first did, so that each shows
+    problems = [] if os.path.exists(root_core) else ["the user's core larger than MaxUse= deleted root's core"]
+
+    target = long_path_file(env.base)
+    penv = dict(os.environ, PAD="p" * (120 << 10))
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        done = list(pool.map(lambda _: user_python(user, MAP_LONG, target, "a" * (60 << 10), env=penv), range(64)))
+    pids = {str(pid) for pid, _ in done}
+
+    def python_records(names):  # record.python3\x2e11.UID.BOOT.PID.USEC.export, the flood's
+        return {n.split(".")[4] for n in names if n.startswith("record.python3") and n.split(".")[4] in pids}
+
+    def flushed():
+        return python_records(re.findall(r"Vacuumed (record\.\S+)", d.log_text()))
+    # every flood crash has its record, or had it until the vacuum took it
+    wait_until(lambda: python_records(os.listdir(env.store)) | flushed() == pids, 180,
+               lambda: f"the flood's 64 records:\n{d.log_text()[-4000:]}")
+    gone = flushed()
+    print(f"observed: {len(gone)} of the user's records vacuumed; root's core and record: "
+          f"{os.path.exists(root_core)}, {os.path.exists(root_record)}")
+    check(gone, f"the flood never reached the records' budget:\n{d.log_text()[-4000:]}")
+    if not os.path.exists(root_record):
+        problems.append("the user's flood of records deleted root's record")
+    if not os.path.exists(root_core) and not problems:
+        problems.append("root's core was deleted")
+    check(not problems, "; ".join(problems) + f":\n{d.log_text()[-3000:]}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def case_dynamic_uid_acl():
+    """A crash of a process running as a DynamicUser= uid (61184-65519, recycled between
+    unrelated services): its core and record get no ACL entry for that uid; a regular user's
+    crash still gets one. Before: user:61234:r-- on both."""
+    user = test_user()
+    dyn = types.SimpleNamespace(pw_uid=61234, pw_gid=61234)
+    env = Env()
+    d = env.start()
+    pid, _ = crash("segv", user=dyn)
+    record_of(env, pid, d)
+    core = next(c for c in env.wait_cores(1) if f".{pid}." in c)
+    check(xattrs(core).get("uid") == "61234", f"not the dynamic uid's core: {xattrs(core)}")
+    acl, racl = acl_users(core), acl_users(record_path(env, pid))
+    print(f"observed: ACL users of the dynamic uid's core {acl}, of its record {racl}")
+    check(61234 not in acl and 61234 not in racl, f"the DynamicUser= uid got an ACL: core {acl}, record {racl}")
+    upid, _ = crash("segv", user=user)
+    record_of(env, upid, d)
+    ucore = next(c for c in env.wait_cores(2) if f".{upid}." in c)
+    check(user.pw_uid in acl_users(ucore), f"a regular user's core has no ACL for them: {acl_users(ucore)}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+if __name__ == "__main__":
+    run_cases({"disk_cap": case_disk_cap, "grow_after_result": case_grow_after_result,
+               "vacuum_wipe": case_vacuum_wipe, "dynamic_uid_acl": case_dynamic_uid_acl})
