@@ -79,6 +79,7 @@ static int plain_finish(Sink *s) {
         /* A trailing hole only moved the offset: give the file its full length. */
         if (ftruncate(s->fd, (off_t) end) < 0)
                 return negative_errno();
+        s->end = end;
         return 0;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Every sink round-trips: what goes in comes out of the real decompressor, zero runs of the
- * plain sink become holes, and a failing write is reported. */
+ * plain sink become holes, a failing write is reported, and sink_bound() holds: the finished
+ * file is never longer than it said. */
 #include <fcntl.h>
 #include <lz4frame.h>
 #include <sys/mman.h>
@@ -104,8 +105,43 @@ static void test_write_error(void) {
         close(fd);
 }
 
+/* Incompressible input, in chunks: the bound asked before the last chunk covers the file once
+ * that chunk is written and the sink finished, and end follows the file's length. */
+static void test_bound(Compression c, size_t chunk) {
+        static uint8_t noise[INPUT_SIZE];
+        uint64_t x = 7;
+
+        for (size_t i = 0; i < INPUT_SIZE; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                noise[i] = (uint8_t) x;
+        }
+        for (size_t k = 1; k * chunk <= INPUT_SIZE; k++) {
+                int fd = memfd_create("bound", MFD_CLOEXEC);
+                struct stat st;
+                uint64_t bound;
+                Sink *s = NULL;
+
+                CHECK_EQ(sink_new(c, 0, fd, &s), 0);
+                for (size_t i = 0; i + 1 < k; i++)
+                        CHECK_EQ(sink_write(s, noise + i * chunk, chunk), 0);
+                bound = sink_bound(s, chunk);
+                CHECK_EQ(sink_write(s, noise + (k - 1) * chunk, chunk), 0);
+                CHECK_EQ(sink_finish(s), 0);
+                CHECK_EQ(fstat(fd, &st), 0);
+                CHECK((uint64_t) st.st_size <= bound);
+                CHECK_EQ(s->end, (uint64_t) st.st_size);
+                CHECK(bound - (uint64_t) st.st_size < (8U << 20)); /* a bound, not a guess */
+                sink_free(s);
+                close(fd);
+        }
+}
+
 int main(void) {
         make_input();
+        for (Compression c = COMPRESSION_NONE; c <= COMPRESSION_LZ4; c++) {
+                test_bound(c, 1U << 20);
+                test_bound(c, 100000);
+        }
         test_zstd();
         test_lz4();
         test_plain();
