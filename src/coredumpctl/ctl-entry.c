@@ -57,6 +57,15 @@ bool entry_has(const Entry *e, const char *name) {
         return record_find(e->fields.buf, e->fields.len, name, &f) != NULL;
 }
 
+size_t entry_count(const Entry *e, const char *name) {
+        size_t pos = 0, nl = strlen(name), n = 0;
+        RecordField f;
+
+        while (record_next(e->fields.buf, e->fields.len, &pos, &f) > 0)
+                n += f.name_len == nl && memcmp(f.name, name, nl) == 0;
+        return n;
+}
+
 bool entry_has_value(const Entry *e, const char *name, const char *value) {
         size_t pos = 0, nl = strlen(name), vl = strlen(value);
         RecordField f;

@@ -41,6 +41,8 @@ void entry_free(Entry *e);
  * if absent or out of memory. */
 char *entry_dup(const Entry *e, const char *name);
 bool entry_has(const Entry *e, const char *name);
+/* How many times the entry carries name. */
+size_t entry_count(const Entry *e, const char *name);
 /* Whether the entry carries name=value (any occurrence). */
 bool entry_has_value(const Entry *e, const char *name, const char *value);
 /* Fills realtime, pid and timestamp from the fields (after all fields are in). */

@@ -90,6 +90,19 @@ typedef enum EntryTrust {
         TRUST_IF_RECORDED, /* believed only if a record coredumpd wrote confirms the crash */
 } EntryTrust;
 
+/* Fields every verb reads one value of (the first): an entry with two of one is not believed, so a
+ * journal match on the second value cannot select what is shown and acted on as the first. */
+static const char *const single_fields[] = {
+        "COREDUMP_UID", "COREDUMP_PID", "COREDUMP_TIMESTAMP", "COREDUMP_FILENAME", "COREDUMP_EXE", "_BOOT_ID",
+};
+
+static bool fields_single(const Entry *e) {
+        for (size_t i = 0; i < ELEMENTSOF(single_fields); i++)
+                if (entry_count(e, single_fields[i]) > 1)
+                        return false;
+        return true;
+}
+
 static uid_t uid_of(const char *name) {
         struct passwd *pw = getpwnam(name);
         return pw ? pw->pw_uid : UID_INVALID;
@@ -132,6 +145,8 @@ static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
                 return TRUST_NONE;
         if (writer == 0)
                 return TRUST_FULL;
+        if (!fields_single(e))
+                return TRUST_NONE;
         if (!c || parse_uint64(c, &crashed) < 0 || crashed >= UID_INVALID)
                 return TRUST_NONE;
         if (writer == crashed && crashed > SYSTEM_UID_MAX)

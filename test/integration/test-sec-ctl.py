@@ -11,6 +11,7 @@ import os
 import pwd
 import re
 import shutil
+import subprocess
 import time
 
 from cdtest import (COREDUMP_MESSAGE_ID, CRASHER, SUID_DUMPABLE, Env, Journal, check, coredumpctl, crash, read_exports,
@@ -44,6 +45,13 @@ def entry_fields(uid, pid, **more):
     return fields
 
 
+def log_pairs_as(j, user, pairs):
+    """As test-coredumpctl's log_as, with a field given more than once."""
+    text = "".join(f"{k}={v}\n" for k, v in pairs)
+    subprocess.run(["nsenter", f"--mount={j.ns}", "setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+                    "--clear-groups", "logger", "--journald"], input=text.encode(), check=True, timeout=30)
+
+
 def wait_forged(j, n):
     """The n forged entries (COREDUMP_COMM starting with "forged"), once journald has them all."""
     def found():
@@ -52,8 +60,8 @@ def wait_forged(j, n):
     return wait_until(found, 30, f"{n} forged entries in the journal")
 
 
-def listed(args):
-    return json.loads(ctl.ok(coredumpctl(*args, "--json=short", "list"), "list"))
+def listed(args, *matches):
+    return json.loads(ctl.ok(coredumpctl(*args, "--json=short", "list", *matches), "list"))
 
 
 def case_forged_filename():
@@ -135,7 +143,8 @@ def case_journal_trust():
     """Who may speak of whose crash. A real setuid crash of the test user (a root-only dump, so
     its worker and journal entry are the worker user's) is believed with its record; the worker
     user's entry about a user's crash that no record confirms is not, nor is a user's entry about
-    root's crashes. Before: the worker user's entries were believed for any COREDUMP_UID."""
+    root's crashes, nor one that names two crashing uids. Before: the worker user's entries were
+    believed for any COREDUMP_UID, and the two-uid entry was listed among root's crashes."""
     user, worker = test_user(), worker_user()
     save_sysctl(SUID_DUMPABLE)
     env = Env()
@@ -151,14 +160,20 @@ def case_journal_trust():
     root = ctl.crash_and_wait(env, 1)
     j.entry(root)
     root_ts = record_of(env, root)["COREDUMP_TIMESTAMP"].decode()
+    # the user's own crash, and root's too: shown as the first, found by a match on the second (the
+    # first in the user's journal file, so journald lists its uid first)
+    log_pairs_as(j, user, [*entry_fields(user.pw_uid, 7103).items(), ("COREDUMP_UID", "0")])
+    wait_forged(j, 1)
     ctl.log_as(j, user, entry_fields(0, 7101))  # a user claiming a crash of root
     ctl.log_as(j, user, entry_fields(0, root, COREDUMP_TIMESTAMP=root_ts))  # ... root's very crash
     ctl.log_as(j, worker, entry_fields(user.pw_uid, 7102))  # the worker user, about a user's crash
-    wait_forged(j, 3)
+    wait_forged(j, 4)
     A = ("-D", j.dir, "--storage", env.store, "--config", env.conf)
     rows = sorted((e["pid"], e["uid"], e["exe"]) for e in listed(A))
     want = sorted([(spid, user.pw_uid, suid), (root, 0, CRASHER)])
     check(rows == want, f"listed {rows}, expected {want}")
+    rows = sorted((e["pid"], e["uid"]) for e in listed(A, "COREDUMP_UID=0"))
+    check(rows == [(root, 0)], f"root's crashes: listed {rows}")
     # the journal alone: nothing confirms the worker user's entry about the user's setuid crash
     rows = sorted((e["pid"], e["uid"]) for e in listed(("-D", j.dir, "--config", env.conf)))
     check(rows == [(root, 0)], f"journal only: listed {rows}")
