@@ -126,6 +126,15 @@ static int check_config(const Args *a) {
                (unsigned long long) c.journal_size_max, c.directory, c.worker_user, c.spare_workers, c.max_parallel,
                (unsigned long long) (c.timeout_usec / USEC_PER_SEC),
                (unsigned long long) (c.rate_limit_interval_usec / USEC_PER_SEC), c.rate_limit_burst);
+        /* the per-user cap in effect (the default rule applied); "infinity" for none */
+        if (config_max_parallel_per_user(&c) == PARALLEL_PER_USER_INFINITY)
+                printf("MaxParallelPerUser=infinity\n");
+        else
+                printf("MaxParallelPerUser=%u\n", config_max_parallel_per_user(&c));
+        if (c.worker_stall_usec == WORKER_STALL_INFINITY)
+                printf("WorkerStallTimeoutSec=infinity\n");
+        else
+                printf("WorkerStallTimeoutSec=%llu\n", (unsigned long long) (c.worker_stall_usec / USEC_PER_SEC));
         return 0;
 }
 

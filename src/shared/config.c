@@ -24,6 +24,9 @@
 #define DEFAULT_SPARE_WORKERS 2
 #define DEFAULT_MAX_PARALLEL 16
 #define DEFAULT_CRASH_TIMEOUT_USEC (30 * 60 * USEC_PER_SEC)
+/* A worker never waits this long without running while its core streams or its journal entry
+ * goes out (the kernel sends as fast as it reads); one that does was stopped or is stuck. */
+#define DEFAULT_WORKER_STALL_USEC (30 * USEC_PER_SEC)
 /* A crash-looping program keeps at most 10 cores a minute; its other crashes are counted. */
 #define DEFAULT_RATE_LIMIT_INTERVAL_USEC (60 * USEC_PER_SEC)
 #define DEFAULT_RATE_LIMIT_BURST 10
@@ -42,6 +45,8 @@ void config_init_defaults(Config *c) {
                 .spare_workers = DEFAULT_SPARE_WORKERS,
                 .max_parallel = DEFAULT_MAX_PARALLEL,
                 .timeout_usec = DEFAULT_CRASH_TIMEOUT_USEC,
+                .max_parallel_per_user = PARALLEL_PER_USER_DEFAULT,
+                .worker_stall_usec = DEFAULT_WORKER_STALL_USEC,
                 .rate_limit_interval_usec = DEFAULT_RATE_LIMIT_INTERVAL_USEC,
                 .rate_limit_burst = DEFAULT_RATE_LIMIT_BURST,
         };
@@ -164,6 +169,26 @@ static int parse_max_parallel(Config *c, const char *v) {
         return r;
 }
 
+static int parse_max_parallel_per_user(Config *c, const char *v) {
+        int n, r;
+
+        if (strcmp(v, "infinity") == 0) {
+                c->max_parallel_per_user = PARALLEL_PER_USER_INFINITY;
+                return 0;
+        }
+        /* 0 would refuse every crash: an error, not a way of saying "no cap" */
+        r = parse_int_range(v, 1, PARALLEL_CRASHES_MAX, &n);
+        if (r >= 0)
+                c->max_parallel_per_user = (unsigned) n;
+        return r;
+}
+
+unsigned config_max_parallel_per_user(const Config *c) {
+        if (c->max_parallel_per_user != PARALLEL_PER_USER_DEFAULT)
+                return c->max_parallel_per_user;
+        return MAX(c->max_parallel / PARALLEL_PER_USER_SHARE, 1U);
+}
+
 /* A time span within [min, max]: -ERANGE outside ("infinity" is outside unless max is it). */
 static int parse_sec_range(const char *v, uint64_t min, uint64_t max, uint64_t *ret) {
         uint64_t u;
@@ -179,6 +204,14 @@ static int parse_sec_range(const char *v, uint64_t min, uint64_t max, uint64_t *
 
 static int parse_timeout(Config *c, const char *v) {
         return parse_sec_range(v, CRASH_TIMEOUT_MIN_USEC, CRASH_TIMEOUT_MAX_USEC, &c->timeout_usec);
+}
+
+static int parse_worker_stall(Config *c, const char *v) {
+        if (strcmp(v, "infinity") == 0) {
+                c->worker_stall_usec = WORKER_STALL_INFINITY;
+                return 0;
+        }
+        return parse_sec_range(v, WORKER_STALL_MIN_USEC, WORKER_STALL_MAX_USEC, &c->worker_stall_usec);
 }
 
 static int parse_max_age(Config *c, const char *v) {
@@ -226,6 +259,8 @@ static const struct {
         { "WorkerUser", parse_worker_user, { FIELD(worker_user) } },
         { "SpareWorkers", parse_spare_workers, { FIELD(spare_workers) } },
         { "MaxParallel", parse_max_parallel, { FIELD(max_parallel) } },
+        { "MaxParallelPerUser", parse_max_parallel_per_user, { FIELD(max_parallel_per_user) } },
+        { "WorkerStallTimeoutSec", parse_worker_stall, { FIELD(worker_stall_usec) } },
         { "TimeoutSec", parse_timeout, { FIELD(timeout_usec) } },
         { "MaxAgeSec", parse_max_age, { FIELD(max_age_usec) } },
         { "RateLimitIntervalSec", parse_rate_limit_interval, { FIELD(rate_limit_interval_usec) } },
@@ -483,6 +518,12 @@ static int config_check(Config *c) {
         }
         if (c->compress == COMPRESSION_LZ4 && !c->compress_level_set)
                 c->compress_level = 0;
+        /* checked here, once every file is read: a drop-in may change either key */
+        if (c->max_parallel_per_user != PARALLEL_PER_USER_INFINITY && c->max_parallel_per_user > c->max_parallel) {
+                log_error("MaxParallelPerUser=%u is more than MaxParallel=%u (\"infinity\" for no per-user cap)",
+                          c->max_parallel_per_user, c->max_parallel);
+                return -EINVAL;
+        }
         return 0;
 }
 

@@ -47,6 +47,15 @@ typedef enum CaptureMode {
 #define RATE_LIMIT_BURST_MAX 100000U
 #define RATE_LIMIT_INTERVAL_MAX_USEC (7 * 24 * 3600 * USEC_PER_SEC)
 #define MAX_AGE_MAX_USEC (UINT64_C(100) * 365 * 24 * 3600 * USEC_PER_SEC)
+/* MaxParallelPerUser=: unset (the default rule), or no per-user cap ("infinity"). */
+#define PARALLEL_PER_USER_DEFAULT 0U
+#define PARALLEL_PER_USER_INFINITY UINT_MAX
+/* The default rule: a quarter of MaxParallel= (rounded down, at least one) per user. */
+#define PARALLEL_PER_USER_SHARE 4U
+/* WorkerStallTimeoutSec=: bounds, and "infinity" (no watchdog). */
+#define WORKER_STALL_MIN_USEC (1 * USEC_PER_SEC)
+#define WORKER_STALL_MAX_USEC (3600 * USEC_PER_SEC)
+#define WORKER_STALL_INFINITY UINT64_MAX
 
 typedef struct Config {
         Storage storage;
@@ -66,6 +75,10 @@ typedef struct Config {
         unsigned spare_workers;
         unsigned max_parallel;
         uint64_t timeout_usec; /* per crash, from accept to release of the task */
+        /* crashes of one uid (but root) handled at once; PARALLEL_PER_USER_DEFAULT or _INFINITY */
+        unsigned max_parallel_per_user;
+        /* a busy worker that does not run for this long is killed (WORKER_STALL_INFINITY: never) */
+        uint64_t worker_stall_usec;
         /* per executable and per service: at most burst cores in interval (0 = no limit) */
         uint64_t rate_limit_interval_usec;
         unsigned rate_limit_burst;
@@ -103,6 +116,9 @@ static inline void config_files_freep(char ***files) {
 int config_parse_line(Config *c, const char *file, unsigned line, char *text, bool *in_section);
 /* The name of the i-th key, NULL past the last (for tests that cover every key). */
 const char *config_key_name(size_t i);
+
+/* MaxParallelPerUser= in effect: the value set, or the default rule; UINT_MAX for no cap. */
+unsigned config_max_parallel_per_user(const Config *c);
 
 const char *storage_to_string(Storage s);
 const char *mode_to_string(CaptureMode m);

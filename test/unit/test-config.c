@@ -78,6 +78,57 @@ static void test_values(void) {
         CHECK_EQ(c.max_age_usec, UINT64_MAX);
 }
 
+/* MaxParallelPerUser= and WorkerStallTimeoutSec=: bounds, "infinity", the derived default. */
+static void test_worker_slots(void) {
+        Config c;
+
+        config_init_defaults(&c);
+        /* the default: a quarter of MaxParallel=, at least one, following MaxParallel= */
+        CHECK_EQ(c.max_parallel_per_user, PARALLEL_PER_USER_DEFAULT);
+        CHECK_EQ(config_max_parallel_per_user(&c), 4U);
+        CHECK_EQ(parse(&c, "MaxParallel=3"), 0);
+        CHECK_EQ(config_max_parallel_per_user(&c), 1U);
+        CHECK_EQ(parse(&c, "MaxParallel=256"), 0);
+        CHECK_EQ(config_max_parallel_per_user(&c), 64U);
+        CHECK_EQ(c.worker_stall_usec, 30 * USEC_PER_SEC);
+
+        CHECK_EQ(parse(&c, "MaxParallelPerUser=0"), -ERANGE);
+        CHECK_EQ(parse(&c, "MaxParallelPerUser=257"), -ERANGE);
+        CHECK_EQ(parse(&c, "MaxParallelPerUser=-1"), -ERANGE);
+        CHECK_EQ(parse(&c, "MaxParallelPerUser=many"), -EINVAL);
+        CHECK_EQ(parse(&c, "MaxParallelPerUser=5"), 0);
+        CHECK_EQ(config_max_parallel_per_user(&c), 5U);
+        CHECK_EQ(parse(&c, "MaxParallelPerUser=infinity"), 0);
+        CHECK_EQ(config_max_parallel_per_user(&c), PARALLEL_PER_USER_INFINITY);
+
+        CHECK_EQ(parse(&c, "WorkerStallTimeoutSec=0"), -ERANGE);
+        CHECK_EQ(parse(&c, "WorkerStallTimeoutSec=500ms"), -ERANGE);
+        CHECK_EQ(parse(&c, "WorkerStallTimeoutSec=2h"), -ERANGE);
+        CHECK_EQ(parse(&c, "WorkerStallTimeoutSec=later"), -EINVAL);
+        CHECK_EQ(parse(&c, "WorkerStallTimeoutSec=5s"), 0);
+        CHECK_EQ(c.worker_stall_usec, 5 * USEC_PER_SEC);
+        CHECK_EQ(parse(&c, "WorkerStallTimeoutSec=infinity"), 0);
+        CHECK_EQ(c.worker_stall_usec, WORKER_STALL_INFINITY);
+}
+
+/* MaxParallelPerUser= above MaxParallel= fails the load, whichever file sets which. */
+static void test_per_user_above_total(void) {
+        char dir[] = "/tmp/test-config.XXXXXX", path[256];
+        Config c;
+
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(path, sizeof path, "%s/coredump.conf", dir);
+        write_file(path, "[Coredump]\nMaxParallel=4\nMaxParallelPerUser=5\n");
+        CHECK_EQ(config_load(&c, path, NULL), -EINVAL);
+        write_file(path, "[Coredump]\nMaxParallel=4\nMaxParallelPerUser=4\n");
+        CHECK_EQ(config_load(&c, path, NULL), 0);
+        write_file(path, "[Coredump]\nMaxParallel=4\nMaxParallelPerUser=infinity\n");
+        CHECK_EQ(config_load(&c, path, NULL), 0);
+        CHECK_EQ(config_max_parallel_per_user(&c), PARALLEL_PER_USER_INFINITY);
+        unlink(path);
+        rmdir(dir);
+}
+
 /* config_load() with one file and one drop-in directory, as --config= and --config-dir= give */
 static void test_load_one_dir(void) {
         char dir[] = "/tmp/test-config.XXXXXX", path[256], dropins[256];
@@ -125,7 +176,8 @@ static bool config_same(const Config *a, const Config *b) {
                strcmp(a->worker_user, b->worker_user) == 0 && a->spare_workers == b->spare_workers &&
                a->max_parallel == b->max_parallel && a->timeout_usec == b->timeout_usec &&
                a->rate_limit_interval_usec == b->rate_limit_interval_usec &&
-               a->rate_limit_burst == b->rate_limit_burst && a->mode == b->mode;
+               a->rate_limit_burst == b->rate_limit_burst && a->mode == b->mode &&
+               a->max_parallel_per_user == b->max_parallel_per_user && a->worker_stall_usec == b->worker_stall_usec;
 }
 
 /* A value other than the default for each key; a key missing here fails the test. */
@@ -139,6 +191,7 @@ static const char *const non_defaults[][2] = {
         { "SpareWorkers", "7" },       { "MaxParallel", "3" },
         { "TimeoutSec", "5min" },      { "MaxAgeSec", "2w" },
         { "RateLimitIntervalSec", "10s" }, { "RateLimitBurst", "99" },
+        { "MaxParallelPerUser", "2" }, { "WorkerStallTimeoutSec", "1min" },
 };
 
 static const char *non_default(const char *key) {
@@ -379,6 +432,8 @@ static void test_search_init(void) {
 
 int main(void) {
         test_values();
+        test_worker_slots();
+        test_per_user_above_total();
         test_load_one_dir();
         test_empty_resets();
         test_precedence();
