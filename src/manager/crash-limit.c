@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Rate-limit bookkeeping: per-executable and per-service windows, the MaxParallel= count, their
- * summaries through a callback. Manager, pure: memory only, no I/O, the caller's clock. */
+/* Rate-limit bookkeeping: per-executable and per-service windows, the MaxParallel= count and the
+ * per-user ones, their summaries through a callback. Manager, pure: memory only, no I/O, the caller's clock. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +9,11 @@
 #include "hash.h"
 #include "macro.h"
 
+/* A uid in decimal (the key of a user's bucket): ten digits and the NUL. */
+#define UID_KEY_SIZE 11
+
 const char *limit_kind_to_string(LimitKind k) {
-        static const char *const t[] = { "executable", "service", "parallel cores" };
+        static const char *const t[] = { "executable", "service", "parallel cores", "user" };
         return (unsigned) k < ELEMENTSOF(t) ? t[k] : "?";
 }
 
@@ -149,8 +152,27 @@ LimitVerdict limits_over_cap(CrashLimits *l, const LimitCrash *c, uint64_t now, 
         return suppress(b, c, ret);
 }
 
+LimitVerdict limits_over_user_cap(CrashLimits *l, const LimitCrash *c, uint64_t now, LimitTicket *ret) {
+        char key[UID_KEY_SIZE];
+        LimitBucket *b;
+
+        *ret = (LimitTicket) {};
+        snprintf(key, sizeof key, "%u", (unsigned) c->uid);
+        if (limits_alloc(l) < 0 || !(b = bucket_get(l, LIMIT_USER, key, NULL)))
+                return LIMIT_SUPPRESS; /* refused all the same: counted nowhere */
+        if (b->n_suppressed == 0)
+                b->begin_usec = now;
+        return suppress(b, c, ret);
+}
+
 static uint64_t bucket_end(const LimitBucket *b, uint64_t window) {
         return b->begin_usec + window;
+}
+
+/* How long a keyed bucket's window lasts: a user's refusals are summarised like MaxParallel='s,
+ * even with rate limiting off. */
+static uint64_t bucket_window(const LimitBucket *b, uint64_t interval_usec) {
+        return b->kind == LIMIT_USER ? cap_window(interval_usec) : interval_usec;
 }
 
 uint64_t limits_flush_expired(CrashLimits *l, uint64_t interval_usec, uint64_t now) {
@@ -161,7 +183,8 @@ uint64_t limits_flush_expired(CrashLimits *l, uint64_t interval_usec, uint64_t n
                 return next;
         for (unsigned i = 0; i < l->n;) {
                 LimitBucket *b = &l->buckets[i];
-                bool ended = interval_usec == 0 || now >= bucket_end(b, interval_usec);
+                uint64_t window = bucket_window(b, interval_usec);
+                bool ended = window == 0 || now >= bucket_end(b, window);
 
                 if (ended) {
                         /* summarised and forgotten: the slot goes to the last bucket */
@@ -172,7 +195,7 @@ uint64_t limits_flush_expired(CrashLimits *l, uint64_t interval_usec, uint64_t n
                         continue;
                 }
                 if (b->n_suppressed > 0)
-                        next = MIN(next, bucket_end(b, interval_usec));
+                        next = MIN(next, bucket_end(b, window));
                 i++;
         }
         cap = cap_bucket(l);

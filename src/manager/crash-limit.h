@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Interface of the crash limits (RateLimitIntervalSec=, RateLimitBurst=, MaxParallel=). Manager,
- * pure bookkeeping: no I/O. */
+/* Interface of the crash limits (RateLimitIntervalSec=, RateLimitBurst=, MaxParallel=,
+ * MaxParallelPerUser=). Manager, pure bookkeeping: no I/O. */
 #pragma once
 
 /* Rate limits on crashes, decided before the kernel sends a byte of the core. Each executable
  * and each service has a window of RateLimitIntervalSec= in which RateLimitBurst= cores are
  * taken; past that its crashes are suppressed (COREDUMP_REJECT). A separate count covers the
- * crashes refused because MaxParallel= cores were already in flight. Nothing is silently lost:
+ * crashes refused because MaxParallel= cores were already in flight, and one per user for the
+ * crashes refused because MaxParallelPerUser= of theirs were. Nothing is silently lost:
  * the first suppressed crash of a window is recorded with its metadata by the caller, and when
  * the window ends, a summary ("N crashes of X not dumped") goes out through the flush callback.
  *
@@ -30,6 +31,7 @@ typedef enum LimitKind {
         LIMIT_EXE,    /* key: the executable's path */
         LIMIT_UNIT,   /* key: the service unit's name */
         LIMIT_CAP,    /* no key: MaxParallel= cores were in flight */
+        LIMIT_USER,   /* key: the uid, MaxParallelPerUser= of its crashes were in flight */
 } LimitKind;
 
 typedef struct LimitBucket {
@@ -91,6 +93,9 @@ LimitVerdict limits_check(CrashLimits *l, uint64_t interval_usec, unsigned burst
 void limits_take(const LimitTicket *t);
 /* Counts a crash refused because too many cores were in flight. */
 LimitVerdict limits_over_cap(CrashLimits *l, const LimitCrash *c, uint64_t now, LimitTicket *ret);
+/* Counts a crash refused because too many crashes of its uid (c->uid) were in flight; like the
+ * MaxParallel= count, the window starts with the first refusal. */
+LimitVerdict limits_over_user_cap(CrashLimits *l, const LimitCrash *c, uint64_t now, LimitTicket *ret);
 /* Flushes the summaries of windows ended by now; returns when the next one ends (UINT64_MAX:
  * none pending). */
 uint64_t limits_flush_expired(CrashLimits *l, uint64_t interval_usec, uint64_t now);

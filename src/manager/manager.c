@@ -69,6 +69,7 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
                 .record_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
         };
         *ret = m;
+                .user_cap_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
         limits_init(&m->limits, suppress_summary, m);
 
         r = config_load(&m->config, config_file, dropin_dir);

@@ -77,6 +77,7 @@ typedef struct Manager {
         bool stopping; /* no new crashes; exit once those in flight are done */
         sd_event_source *stop_timer;
 } Manager;
+        RateLimit user_cap_ratelimit; /* crashes refused by MaxParallelPerUser= */
 
 /* On stop, crashes in flight get this long to finish (the unit allows 60 s). */
 #define STOP_DRAIN_TIMEOUT_USEC (45 * USEC_PER_SEC)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What to answer the kernel, before any core byte: rate limits, RLIMIT_CORE, size, MaxParallel=.
- * Manager (root): reads /proc only through peek.c; arms the summaries' timer. */
+/* What to answer the kernel, before any core byte: MaxParallelPerUser=, rate limits, RLIMIT_CORE,
+ * size, MaxParallel=. Manager (root): reads /proc only through peek.c; arms the summaries' timer. */
 #include <stdio.h>
 #include <unistd.h>
 
@@ -36,6 +36,10 @@ static PolicyVerdict suppressed(Crash *c, LimitVerdict v, const LimitBucket *hit
         if (!hit || hit->kind == LIMIT_CAP)
                 snprintf(c->why_buf, sizeof c->why_buf, "MaxParallel=%u cores were already in flight; core not dumped, "
                          "further such crashes are counted in a summary", cfg->max_parallel);
+        else if (hit->kind == LIMIT_USER)
+                snprintf(c->why_buf, sizeof c->why_buf, "MaxParallelPerUser=%u crashes of user %s were already in "
+                         "flight; core not dumped, further such crashes are counted in a summary",
+                         config_max_parallel_per_user(cfg), hit->key);
         else
                 snprintf(c->why_buf, sizeof c->why_buf, "rate limit: more than RateLimitBurst=%u cores of %s %s in "
                          "RateLimitIntervalSec=%llus; core not dumped, further crashes in this window are counted "
@@ -66,25 +70,70 @@ static bool rlimit_refuses(Crash *c, const CrashPeek *peek, const char **why) {
         return true;
 }
 
+/* The crashes of uid that got past this policy and hold a worker or wait for one (a crash still
+ * in its handshake has no verdict yet), but self. */
+static unsigned user_in_flight(const Manager *m, const Crash *self, uid_t uid) {
+        unsigned n = 0;
+
+        for (const Crash *c = m->crashes; c; c = c->crashes_next)
+                n += c != self && c->state != CRASH_HANDSHAKE && c->info.ruid == uid;
+        return n;
+}
+
+/* MaxParallelPerUser=: every verdict but "count only" gives the crash a worker, which runs as the
+ * crashing user for their own crashes (and so can be stopped by them), so every crash of theirs
+ * in flight counts, with or without its core. Root's crashes are bounded by MaxParallel= only:
+ * they are what the cap keeps slots for. */
+static bool user_over_cap(const Crash *c) {
+        unsigned cap = config_max_parallel_per_user(&c->manager->config);
+
+        return c->info.ruid != 0 && cap != PARALLEL_PER_USER_INFINITY &&
+               user_in_flight(c->manager, c, c->info.ruid) >= cap;
+}
+
+static PolicyVerdict refuse_over_user_cap(Crash *c, const LimitCrash *lc, uint64_t now, const char **why) {
+        Manager *m = c->manager;
+        LimitTicket t;
+        LimitVerdict v;
+
+        /* all cores in flight as well: that is the reason given, as without a per-user cap */
+        if (m->n_cores >= m->config.max_parallel)
+                v = limits_over_cap(&m->limits, lc, now, &t);
+        else {
+                v = limits_over_user_cap(&m->limits, lc, now, &t);
+                if (ratelimit_below(&m->user_cap_ratelimit))
+                        log_warning("Crash of PID %d (%s, uid %u) refused: MaxParallelPerUser=%u of the user's crashes "
+                                    "are in flight; counted in a summary", (int) c->info.pid,
+                                    lc->comm && lc->comm[0] ? lc->comm : "n/a", (unsigned) c->info.ruid,
+                                    config_max_parallel_per_user(&m->config));
+        }
+        return suppressed(c, v, t.hit, why);
+}
+
 PolicyVerdict policy_decide(Crash *c, const char **why) {
         Manager *m = c->manager;
         const Config *cfg = &m->config;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
+        bool nothing_useful = cfg->storage == STORAGE_NONE && cfg->process_size_max == 0;
         CrashPeek peek = {};
         LimitTicket t;
         LimitCrash lc;
         LimitVerdict v;
 
-        if (cfg->storage == STORAGE_NONE && cfg->process_size_max == 0) {
-                *why = "Storage=none and ProcessSizeMax=0: nothing would use the core";
-                return POLICY_RECORD_ONLY;
-        }
         if (!c->info.reaped)
                 (void) peek_collect(c->pidfd, c->info.pid, c->pipe ? c->pipe_tid : c->info.pid,
-                                    (storage_may_refuse(cfg) ? PEEK_SIZE : 0) | (c->rlimit_known ? 0 : PEEK_RLIMIT),
+                                    nothing_useful ? 0 : (storage_may_refuse(cfg) ? PEEK_SIZE : 0) |
+                                                         (c->rlimit_known ? 0 : PEEK_RLIMIT),
                                     &peek);
         lc = (LimitCrash) { .exe = peek.exe, .unit = peek.service, .comm = peek.comm,
                             .pid = c->info.pid, .uid = c->info.ruid, .realtime = c->timestamp_usec };
+        /* first: every other verdict takes a worker */
+        if (user_over_cap(c))
+                return refuse_over_user_cap(c, &lc, now, why);
+        if (nothing_useful) {
+                *why = "Storage=none and ProcessSizeMax=0: nothing would use the core";
+                return POLICY_RECORD_ONLY;
+        }
         v = limits_check(&m->limits, cfg->rate_limit_interval_usec, cfg->rate_limit_burst, &lc, now, &t);
         if (v != LIMIT_TAKE)
                 return suppressed(c, v, t.hit, why);

@@ -17,12 +17,15 @@
 #define PIDS_TEXT_MAX (LIMIT_PIDS_LISTED * 12)
 
 static const char *reason(const LimitBucket *b) {
-        return b->kind == LIMIT_CAP ? "max-parallel" : "rate-limit";
+        return b->kind == LIMIT_CAP ? "max-parallel" : b->kind == LIMIT_USER ? "max-parallel-per-user" : "rate-limit";
 }
 
 static void why_text(const LimitBucket *b, const Config *c, char *buf, size_t size) {
         if (b->kind == LIMIT_CAP)
                 snprintf(buf, size, "MaxParallel=%u cores were in flight", c->max_parallel);
+        else if (b->kind == LIMIT_USER)
+                snprintf(buf, size, "MaxParallelPerUser=%u crashes of user %s were in flight",
+                         config_max_parallel_per_user(c), b->key);
         else
                 snprintf(buf, size, "more than RateLimitBurst=%u per RateLimitIntervalSec=%llus of %s %s",
                          c->rate_limit_burst, (unsigned long long) (c->rate_limit_interval_usec / USEC_PER_SEC),

@@ -144,6 +144,36 @@ static void test_cap(void) {
 }
 
 static void test_table_full(void) {
+/* MaxParallelPerUser=: one window per uid, starting with its first refusal, summarised a
+ * minute later even with rate limiting off; uids are counted apart. */
+static void test_user_cap(void) {
+        Flushed f = {};
+        CrashLimits l;
+        LimitTicket t;
+        LimitCrash a = { .exe = "/bin/x", .pid = 7, .comm = "x", .uid = 1001 };
+        LimitCrash b = { .exe = "/bin/x", .pid = 8, .comm = "x", .uid = 1002 };
+
+        limits_init(&l, on_flush, &f);
+        CHECK_EQ(limits_over_user_cap(&l, &a, 10 * SEC, &t), LIMIT_SUPPRESS_FIRST);
+        CHECK_EQ(t.hit->kind, LIMIT_USER);
+        CHECK_STREQ(t.hit->key, "1001");
+        CHECK_EQ(limits_over_user_cap(&l, &a, 11 * SEC, &t), LIMIT_SUPPRESS);
+        CHECK_EQ(limits_over_user_cap(&l, &b, 12 * SEC, &t), LIMIT_SUPPRESS_FIRST);
+        /* the user's crashes do not count against the program's rate limit */
+        CHECK_EQ(crash_at(&l, "/bin/x", NULL, 9, 13 * SEC), LIMIT_TAKE);
+        CHECK_EQ(limits_flush_expired(&l, 0, 13 * SEC), 10 * SEC + LIMIT_CAP_WINDOW_USEC);
+        CHECK_EQ(f.calls, 0);
+        CHECK_EQ(limits_flush_expired(&l, 0, 10 * SEC + LIMIT_CAP_WINDOW_USEC), 12 * SEC + LIMIT_CAP_WINDOW_USEC);
+        CHECK_EQ(f.calls, 1);
+        CHECK_EQ(f.kind, LIMIT_USER);
+        CHECK_STREQ(f.key, "1001");
+        CHECK_EQ(f.n, 2);
+        /* the next refusal starts a new window, first again */
+        CHECK_EQ(limits_over_user_cap(&l, &a, 80 * SEC, &t), LIMIT_SUPPRESS_FIRST);
+        limits_done(&l); /* flushes the open windows */
+        CHECK_EQ(f.calls, 3);
+}
+
         Flushed f = {};
         CrashLimits l;
         char name[32];
@@ -196,3 +226,4 @@ int main(void) {
         test_peek_parsers();
         TESTS_DONE();
 }
+        test_user_cap();
