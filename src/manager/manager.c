@@ -19,6 +19,7 @@
 #include "time-util.h"
 #include "worker-pool.h"
 
+#include "worker-watchdog.h"
 /* Refused connections are logged at most this often. */
 #define REFUSE_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
 #define REFUSE_LOG_BURST 5
@@ -279,6 +280,7 @@ Manager *manager_free(Manager *m) {
         m->respawn_timer = sd_event_source_disable_unref(m->respawn_timer);
         m->stop_timer = sd_event_source_disable_unref(m->stop_timer);
         m->vacuum_timer = sd_event_source_disable_unref(m->vacuum_timer);
+        worker_watchdog_free(m);
         m->summary_timer = sd_event_source_disable_unref(m->summary_timer);
         limits_done(&m->limits); /* the summaries of windows still open */
         safe_close(m->listen_fd);

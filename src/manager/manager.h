@@ -63,6 +63,7 @@ typedef struct Manager {
         unsigned spawn_failures;
         sd_event_source *respawn_timer;
 
+        sd_event_source *watchdog_timer; /* worker-watchdog.c: on while a worker is watched */
         Crash *crashes; /* newest first */
         unsigned n_crashes;
         unsigned n_cores; /* crashes whose core was taken and is not done (bounded by MaxParallel=) */

@@ -10,6 +10,7 @@
 #include "list.h"
 #include "proto.h"
 #include "worker-log.h"
+#include "worker-watchdog.h"
 
 typedef struct Manager Manager;
 typedef struct Crash Crash;
@@ -46,6 +47,7 @@ typedef struct Worker {
         char log_buf[WORKER_LOG_LINE_MAX];
         size_t log_len;
         unsigned log_lines, log_dropped;
+        WorkerProgress progress; /* worker-watchdog.c, once it has a job */
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The crash limits: bursts, windows, services, MaxParallel=, a full table, and the peek parsers.
- * Pure: no I/O. */
+/* The crash limits: bursts, windows, services, MaxParallel=, MaxParallelPerUser=, a full table,
+ * and the parsers of what the policy and the worker watchdog read of /proc. Pure: no I/O. */
 #include "crash-limit.h"
 #include "peek.h"
 #include "tests.h"
+#include "worker-watchdog.h"
 
 #define SEC USEC_PER_SEC
 #define INTERVAL (60 * SEC)
@@ -216,6 +217,22 @@ static void test_peek_parsers(void) {
         CHECK_STREQ(svc, "");
 }
 
+static void test_watchdog_parsers(void) {
+        uint64_t cpu = 0, runs = 0;
+
+        CHECK_EQ(watchdog_parse_schedstat("123456789 5000 42\n", &cpu, &runs), 0);
+        CHECK_EQ(cpu, UINT64_C(123456789));
+        CHECK_EQ(runs, UINT64_C(42));
+        CHECK_EQ(watchdog_parse_schedstat("123 456\n", &cpu, &runs), -EBADMSG);
+        CHECK_EQ(watchdog_parse_schedstat("", &cpu, &runs), -EBADMSG);
+        /* a comm with spaces and parentheses: the fields start after the last ')' */
+        CHECK_EQ(watchdog_parse_stat("77 (a) b (c) T 1 77 77 0 -1 4194560 100 0 0 0 250 31 0 0 20 0 1 0 5\n", &cpu),
+                 0);
+        CHECK_EQ(cpu, UINT64_C(281));
+        CHECK_EQ(watchdog_parse_stat("77 (x) S 1 2\n", &cpu), -EBADMSG);
+        CHECK_EQ(watchdog_parse_stat("no parenthesis", &cpu), -EBADMSG);
+}
+
 int main(void) {
         test_burst_and_window();
         test_roll_on_next_crash_and_done();
@@ -225,5 +242,6 @@ int main(void) {
         test_table_full();
         test_peek_parsers();
         TESTS_DONE();
+        test_watchdog_parsers();
 }
         test_user_cap();
