@@ -117,6 +117,7 @@ void control_setup(Manager *m, const char *path) {
         if (!path || !path[0])
                 return;
         m->control_server = (RequestServer) { .max_conns = CONTROL_CONNECTIONS_MAX,
+                                              .max_per_uid = CONTROL_CONNECTIONS_PER_UID,
                                               .timeout_usec = CONTROL_TIMEOUT_USEC, .handle = on_request };
         /* its directory (/run/coredumpctl, systemd's RuntimeDirectory= or ours) */
         snprintf(dir, sizeof dir, "%s", path);
@@ -138,6 +139,7 @@ void control_setup(Manager *m, const char *path) {
 
 void control_free(Manager *m) {
         m->control_source = sd_event_source_disable_unref(m->control_source);
+        request_server_close_all(&m->control_server);
         if (m->control_path[0])
                 (void) unlink(m->control_path);
         m->control_path[0] = 0;
