@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Slots one unprivileged user must not be able to take from everyone else (issue 18, findings 3
+and 10): the worker slots (a worker runs as the crashing user, who can SIGSTOP it) and the
+control socket's connections. The test user attacks; root and another user are the victims."""
+import glob
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+from cdtest import (CRASHER, USER_PYTHON, Env, _restore, check, crash, read_exports, read_file, run_cases,
+                    test_user, wait_until)
+
+# the attacker's crashes: distinct programs, so no rate limit merges them
+N_ATTACK = 20
+# each core big and incompressible enough (and CompressLevel=19) that its worker is still at it
+# when the attacker looks
+ATTACK_MIB = 32
+# between two of them: the stopper (one process of the user) looks every millisecond or so
+CRASH_SPACING = 0.05
+# WorkerStallTimeoutSec= of the test: long enough that the victims' crashes come while every
+# stopped worker is still stopped (so the per-user cap alone must make room), short for the test
+STALL = 15
+# "promptly": a victim's crash is stored this soon, far below TimeoutSec= and the stall timeout
+PROMPT = 5.0
+WORKER_COMM = "coredump-worker"
+
+# Run as the test user: SIGSTOPs every coredump-worker that runs as this user, as soon as it
+# does (kill() is refused for the others), for argv[1] seconds.
+STOPPER = r"""
+import os, signal, sys, time
+end = time.monotonic() + float(sys.argv[1])
+known = {}
+while time.monotonic() < end:
+    for e in os.scandir("/proc"):
+        if e.name.isdigit() and int(e.name) not in known:
+            try:
+                with open(f"/proc/{e.name}/comm") as f:
+                    known[int(e.name)] = f.read().strip() == sys.argv[2]
+            except OSError:
+                pass
+    for pid in [p for p, w in known.items() if w]:
+        try:
+            os.kill(pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            del known[pid]
+        except PermissionError:
+            pass
+    time.sleep(0.001)
+"""
+
+# Run as the test user: holds as many connections to the control socket (argv[1]) as it can,
+# reconnecting each one the daemon closes, for argv[2] seconds; prints how many the daemon let it
+# hold at most.
+HOLDER = r"""
+import select, socket, sys, time
+path, end, most = sys.argv[1], time.monotonic() + float(sys.argv[2]), 0
+socks = {}  # socket: when it connected
+while time.monotonic() < end:
+    while len(socks) < 64:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.setblocking(False)
+        try:
+            s.connect(path)
+        except OSError:
+            s.close()
+            break
+        socks[s] = time.monotonic()
+    for s in select.select(list(socks), [], [], 0.005)[0]:
+        try:
+            gone = s.recv(1) == b""
+        except OSError:
+            gone = True
+        if gone:
+            del socks[s]
+            s.close()
+    # held: open for a second and more (the daemon closes those over a bound at once)
+    most = max(most, sum(time.monotonic() - t >= 1 for t in socks.values()))
+print(most, flush=True)
+"""
+
+# One control request (what coredumpctl delete sends) as whoever runs it: prints the reply and
+# the seconds it took, or the error.
+CLIENT = r"""
+import socket, struct, sys, time
+t0 = time.monotonic()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+# blocking, as coredumpctl's: connect() waits for room in the listen backlog
+for opt in (socket.SO_SNDTIMEO, socket.SO_RCVTIMEO):
+    s.setsockopt(socket.SOL_SOCKET, opt, struct.pack("ll", 10, 0))
+try:
+    s.connect(sys.argv[1])
+    s.send(sys.argv[2].encode())
+    reply = s.recv(512).decode() or "(closed without a reply)"
+except OSError as e:
+    reply = f"({e})"
+print(f"{time.monotonic() - t0:.3f} {reply}", flush=True)
+"""
+
+
+def programs(env, names):
+    out = {}
+    for n in names:
+        out[n] = os.path.join(env.base, n)
+        shutil.copy(CRASHER, out[n])
+        os.chmod(out[n], 0o755)
+    return out
+
+
+def free_uid():
+    """A uid no account has: the second user, that only setpriv becomes."""
+    for uid in range(2000, 60000):
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            return uid
+    raise AssertionError("no free uid")
+
+
+def as_uid(uid, gid, cmd):
+    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", *cmd]
+
+
+def popen(cmd, **kw):
+    p = subprocess.Popen(cmd, stdout=kw.pop("stdout", subprocess.DEVNULL), stderr=subprocess.DEVNULL, **kw)
+    _restore.append((lambda: p.poll() is None and p.kill(), f"process {p.pid}"))
+    return p
+
+
+def stopped_workers(uid):
+    """The coredump-workers of uid that are stopped (state T)."""
+    out = []
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            if read_file(f"{d}/comm") != WORKER_COMM:
+                continue
+            status = read_file(f"{d}/status")
+        except OSError:
+            continue
+        if re.search(rf"^Uid:\s+{uid}\s", status, re.M) and re.search(r"^State:\s+T", status, re.M):
+            out.append(int(os.path.basename(d)))
+    return out
+
+
+def stored(env, pid):
+    return [c for c in env.cores() if f".{pid}." in os.path.basename(c)]
+
+
+def victim_crash(env, exe, uid=None, gid=None):
+    """A crash that must be stored promptly; returns (pid, seconds until its core was there)."""
+    t0 = time.monotonic()
+    cmd = [exe, "segv"] if uid is None else as_uid(uid, gid, [exe, "segv"])
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p.wait(60)
+    check(p.returncode == -signal.SIGSEGV, f"{exe} ended with {p.returncode}")
+    pid = p.pid
+    wait_until(lambda: stored(env, pid), max(0.1, PROMPT - (time.monotonic() - t0)),
+               lambda: f"the core of PID {pid} ({os.path.basename(exe)}) within {PROMPT}s; cores {env.cores()}\n"
+               + env.daemons[-1].log_text()[-3000:])
+    return pid, time.monotonic() - t0
+
+
+def case_frozen_workers():
+    """The test user makes 20 crashes of distinct programs and SIGSTOPs every worker running as
+    them at once. Root's crash and another user's crash are still stored within seconds (the
+    per-user cap kept slots free); the stopped workers are killed by the watchdog after
+    WorkerStallTimeoutSec=, and every attacking crash is accounted for: its record says why, or
+    it is counted in the per-user summary."""
+    user = test_user()
+    other = free_uid()
+    env = Env({"WorkerStallTimeoutSec": f"{STALL}s", "TimeoutSec": "600", "CompressLevel": "19"})
+    names = [f"frozen-{i:02d}" for i in range(N_ATTACK)]
+    exes = programs(env, names + ["victim-root", "victim-user"])
+    d = env.start()
+    popen(as_uid(user.pw_uid, user.pw_gid, [USER_PYTHON, "-c", STOPPER, str(STALL * 4), WORKER_COMM]))
+    time.sleep(0.5)  # the stopper has seen the spares
+    # every program fills its memory first, then they crash one after the other
+    attack = [popen(as_uid(user.pw_uid, user.pw_gid, [exes[n], "mem", str(ATTACK_MIB), "random"]),
+                    env=dict(os.environ, CRASHER_SYNC="1"), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+              for n in names]
+    for p in attack:
+        check(p.stdout.readline().strip() == b"ready", "a crasher did not get ready")
+    for p in attack:
+        p.stdin.write(b"x")
+        p.stdin.flush()
+        time.sleep(CRASH_SPACING)
+    t_attack = time.monotonic()
+
+    # the attack settles: no crash of the user left that was not refused or given a worker
+    def settled():
+        n = len(stopped_workers(user.pw_uid))
+        time.sleep(1)
+        return n >= 1 and n == len(stopped_workers(user.pw_uid)) and n
+    n_stopped = wait_until(settled, 30, lambda: f"the test user's workers to be stopped:\n{d.log_text()[-3000:]}")
+    root_pid, root_s = victim_crash(env, exes["victim-root"])
+    other_pid, other_s = victim_crash(env, exes["victim-user"], other, other)
+    still = len(stopped_workers(user.pw_uid))
+    check(time.monotonic() - t_attack < STALL, "the victims came after the watchdog's time: the test proves nothing")
+    check(still >= n_stopped, f"{n_stopped} workers were stopped, {still} still are: the attack was not in effect")
+    print(f"attack: {n_stopped} workers of uid {user.pw_uid} stopped; root's crash stored in {root_s:.2f} s, "
+          f"uid {other}'s in {other_s:.2f} s")
+
+    # the watchdog: every stopped worker killed, every attacking task released
+    wait_until(lambda: all(p.poll() is not None for p in attack), STALL * 2 + 10,
+               lambda: f"the attacking crashes to end (stopped: {stopped_workers(user.pw_uid)}):\n{d.log_text()[-3000:]}")
+    kills = re.findall(r"Killing worker \d+: did not run for WorkerStallTimeoutSec=\d+s", d.log_text())
+    check(len(kills) >= n_stopped, f"{len(kills)} workers killed by the watchdog, {n_stopped} were stopped")
+    time.sleep(1)  # the last records
+    check(d.stop() == 0, "daemon did not stop cleanly")  # flushes the per-user summary
+
+    attack_pids = {p.pid for p in attack}
+    records = {int(r["COREDUMP_PID"]): r.get("COREDUMP_PROCESSING_ERROR", b"") for r in read_exports(env, "record")
+               if int(r["COREDUMP_PID"]) in attack_pids}
+    stalled = [pid for pid, why in records.items() if re.match(
+        rb"the worker did not run for WorkerStallTimeoutSec=\d+s \(stopped or stuck\) and was killed", why)]
+    capped = [pid for pid, why in records.items() if why.startswith(b"MaxParallelPerUser=")]
+    sums = [e for e in read_exports(env, "suppressed") if e["COREDUMP_SUPPRESSED_REASON"] == b"max-parallel-per-user"]
+    counted = {int(p) for e in sums for p in e["COREDUMP_SUPPRESSED_PIDS"].split()}
+    check(all(e["COREDUMP_UID"] == str(user.pw_uid).encode() for e in sums), f"summaries of another uid: {sums}")
+    with_core = {pid for pid in attack_pids if stored(env, pid)}
+    lost = attack_pids - set(records) - counted - with_core
+    check(not lost, f"attacking crashes with no core, record or count: {sorted(lost)}")
+    check(len(stalled) >= n_stopped - 1, f"{len(stalled)} records name the watchdog, {n_stopped} workers were stopped: "
+          f"{records}")
+    check(capped and counted, f"no crash refused by the per-user cap: records {records}, summaries {sums}")
+    print(f"after: {len(stalled)} crashes ended by the watchdog with a record, {len(capped)} refused with a record, "
+          f"{len(counted)} counted in the per-user summary, {len(with_core)} stored before their worker was stopped")
+
+
+def control_request(path, text, uid=None, gid=None):
+    cmd = [USER_PYTHON, "-c", CLIENT, path, text]
+    out = subprocess.run(cmd if uid is None else as_uid(uid, gid, cmd), capture_output=True, text=True, timeout=30)
+    seconds, reply = out.stdout.strip().split(" ", 1)
+    return float(seconds), reply
+
+
+def case_control_slots():
+    """The test user holds every control connection it can (reconnecting those the daemon
+    closes); root's and another user's requests are still answered at once."""
+    user = test_user()
+    other = free_uid()
+    env = Env()
+    d = env.start()
+    hold = 12
+    holder = popen(as_uid(user.pw_uid, user.pw_gid, [USER_PYTHON, "-c", HOLDER, env.control, str(hold)]),
+                   stdout=subprocess.PIPE, text=True)
+    time.sleep(2)  # its connections are open and held
+    missing = "DELETE core.none.0.0.0.0"  # a valid name that is not there: "ERR 2" (ENOENT)
+    answers = []
+    for who, uid in (("root", None), (f"uid {other}", other)) * 3:
+        seconds, reply = control_request(env.control, missing, uid, uid)
+        answers.append((who, seconds, reply))
+    check(holder.poll() is None, "the holder ended before the victims' requests")
+    held = int(holder.communicate(timeout=hold + 30)[0].strip() or 0)
+    bad = [a for a in answers if a[2] != "ERR 2" or a[1] > 1.0]
+    check(not bad, f"requests not answered promptly while uid {user.pw_uid} held {held} connections: {bad}\n"
+          f"{d.log_text()[-2000:]}")
+    check(held >= 1, "the holder never held a connection: the test proves nothing")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print(f"uid {user.pw_uid} held {held} connections at most; root's and uid {other}'s requests answered in "
+          f"{max(a[1] for a in answers) * 1000:.0f} ms at most")
+
+
+if __name__ == "__main__":
+    run_cases({"frozen_workers": case_frozen_workers, "control_slots": case_control_slots})
