@@ -18,8 +18,8 @@
 #include "suppress.h"
 #include "time-util.h"
 #include "worker-pool.h"
-
 #include "worker-watchdog.h"
+
 /* Refused connections are logged at most this often. */
 #define REFUSE_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
 #define REFUSE_LOG_BURST 5
@@ -68,9 +68,9 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
                 .storage_fd = -EBADF,
                 .refuse_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
                 .record_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
+                .user_cap_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
         };
         *ret = m;
-                .user_cap_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
         limits_init(&m->limits, suppress_summary, m);
 
         r = config_load(&m->config, config_file, dropin_dir);
@@ -278,9 +278,9 @@ Manager *manager_free(Manager *m) {
                 crash_drop(m->crashes, LOG_ERR, "the daemon stopped before it was done; core lost, task released");
         pool_free_all(m);
         m->respawn_timer = sd_event_source_disable_unref(m->respawn_timer);
+        worker_watchdog_free(m);
         m->stop_timer = sd_event_source_disable_unref(m->stop_timer);
         m->vacuum_timer = sd_event_source_disable_unref(m->vacuum_timer);
-        worker_watchdog_free(m);
         m->summary_timer = sd_event_source_disable_unref(m->summary_timer);
         limits_done(&m->limits); /* the summaries of windows still open */
         safe_close(m->listen_fd);

@@ -62,8 +62,8 @@ typedef struct Manager {
         unsigned n_workers;
         unsigned spawn_failures;
         sd_event_source *respawn_timer;
-
         sd_event_source *watchdog_timer; /* worker-watchdog.c: on while a worker is watched */
+
         Crash *crashes; /* newest first */
         unsigned n_crashes;
         unsigned n_cores; /* crashes whose core was taken and is not done (bounded by MaxParallel=) */
@@ -74,11 +74,11 @@ typedef struct Manager {
 
         RateLimit refuse_ratelimit;
         RateLimit record_ratelimit; /* crashes that could not be fully recorded */
+        RateLimit user_cap_ratelimit; /* crashes refused by MaxParallelPerUser= */
 
         bool stopping; /* no new crashes; exit once those in flight are done */
         sd_event_source *stop_timer;
 } Manager;
-        RateLimit user_cap_ratelimit; /* crashes refused by MaxParallelPerUser= */
 
 /* On stop, crashes in flight get this long to finish (the unit allows 60 s). */
 #define STOP_DRAIN_TIMEOUT_USEC (45 * USEC_PER_SEC)

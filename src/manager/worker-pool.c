@@ -457,8 +457,8 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
         w->state = WORKER_BUSY;
         w->crash = c;
         c->worker = w;
-        pool_fill(m); /* replace it ahead of the next crash */
         worker_watchdog_start(w);
+        pool_fill(m); /* replace it ahead of the next crash */
         return 0;
 }
 

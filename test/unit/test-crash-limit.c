@@ -144,7 +144,6 @@ static void test_cap(void) {
         limits_done(&l);
 }
 
-static void test_table_full(void) {
 /* MaxParallelPerUser=: one window per uid, starting with its first refusal, summarised a
  * minute later even with rate limiting off; uids are counted apart. */
 static void test_user_cap(void) {
@@ -175,6 +174,7 @@ static void test_user_cap(void) {
         CHECK_EQ(f.calls, 3);
 }
 
+static void test_table_full(void) {
         Flushed f = {};
         CrashLimits l;
         char name[32];
@@ -239,9 +239,9 @@ int main(void) {
         test_service();
         test_disabled_and_unknown();
         test_cap();
+        test_user_cap();
         test_table_full();
         test_peek_parsers();
-        TESTS_DONE();
         test_watchdog_parsers();
+        TESTS_DONE();
 }
-        test_user_cap();
