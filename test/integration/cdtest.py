@@ -6,6 +6,7 @@ first and restored on every exit path: normal return, exception, SIGTERM/SIGINT 
 timeout) and interpreter exit. Every process started here is stopped by PID.
 """
 import atexit
+import fcntl
 import glob
 import os
 import pwd
@@ -230,19 +231,23 @@ class Env:
         env = {k: v for k, v in os.environ.items() if not k.startswith("LISTEN_")}
         env.update(environ or {})
         kw = {}
-        if listen_fd is not None and extra_fds:
-            # two sockets, as the socket unit passes them: fds 3 and 4
-            env["CDS_FD"], env["CDS_FD2"] = str(listen_fd), str(extra_fds[0])
-            args = ["sh", "-c", 'exec 5<&$CDS_FD 6<&$CDS_FD2; exec 3<&5 4<&6 5<&- 6<&-; '
-                    'export LISTEN_FDS=2 LISTEN_PID=$$; exec "$@"', "sh"] + args
-            kw["pass_fds"] = (listen_fd, extra_fds[0])
-        elif listen_fd is not None:
-            # Exactly what systemd does: the socket as fd 3, LISTEN_PID naming the daemon.
-            env["CDS_FD"] = str(listen_fd)
-            args = ["sh", "-c", '[ "$CDS_FD" = 3 ] || eval "exec 3<&$CDS_FD $CDS_FD<&-"; export LISTEN_FDS=1 LISTEN_PID=$$; exec "$@"', "sh"] + args
-            kw["pass_fds"] = (listen_fd,)
+        if listen_fd is not None:
+            # Exactly what systemd does: the sockets as fds 3 (and 4), LISTEN_PID naming the
+            # daemon. Moved there in the child from numbers out of the way: this process may
+            # have been started with 3 or 4 open already (flock(1) keeps its lock as fd 3).
+            passed = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in (listen_fd, *extra_fds[:1])]
+
+            def place():
+                for i, fd in enumerate(passed):
+                    os.dup2(fd, 3 + i)
+
+            env["CDS_NFDS"] = str(len(passed))
+            args = ["sh", "-c", 'export LISTEN_FDS=$CDS_NFDS LISTEN_PID=$$; exec "$@"', "sh"] + args
+            kw["preexec_fn"], kw["pass_fds"] = place, tuple(range(3, 3 + len(passed)))
         with open(log, "w") as lf:
             proc = subprocess.Popen(args, stdout=lf, stderr=subprocess.STDOUT, env=env, **kw)
+        for fd in passed if listen_fd is not None else ():
+            os.close(fd)
         d = Daemon(self, proc, log)
         self.daemons.append(d)
         _restore.append((d.stop, f"daemon {proc.pid}"))
