@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "collector.h"
 #include "crash-record.h"
 #include "crash.h"
 #include "handshake.h"
@@ -13,6 +14,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "policy.h"
+#include "record-fields.h"
 #include "store.h"
 #include "time-util.h"
 #include "verify.h"
@@ -20,8 +22,9 @@
 
 static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *error);
 
+/* comm for the daemon's own log lines: the process chose it, so no control character gets through */
 static const char *crash_comm(const Crash *c) {
-        return c->meta.proc_valid && c->meta.comm[0] ? c->meta.comm : "n/a";
+        return c->log_comm[0] ? c->log_comm : "n/a";
 }
 
 void crash_free(Crash *c) {
@@ -34,6 +37,10 @@ void crash_free(Crash *c) {
                 c->worker->crash = NULL;
                 worker_kill(c->worker, "its crash was abandoned");
         }
+        if (c->collector)
+                collector_harvest(c, c->incomplete, sizeof c->incomplete); /* lets it go */
+        safe_close(c->proc_dir);
+        safe_close(c->leader_dir);
         sd_event_source_disable_unref(c->io_source);
         sd_event_source_disable_unref(c->timer_source);
         safe_close(c->conn_fd);
@@ -83,6 +90,8 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
                 return 0;
         if (c->state == CRASH_HANDSHAKE || c->state == CRASH_MARK)
                 crash_drop(c, LOG_WARNING, "no complete handshake in time, connection closed");
+        else if (c->state == CRASH_COLLECTING)
+                crash_collected(c);
         else if (c->state == CRASH_WAIT_WORKER)
                 crash_drop(c, LOG_ERR, "no worker became available before the deadline, core lost, task released");
         else if (c->state == CRASH_RECORDING)
@@ -116,27 +125,105 @@ static int read_some(int fd, uint8_t *buf, size_t *have, size_t want) {
         return *have == want;
 }
 
-/* Metadata and the base record, once: before the ack, so a rejected crash is recorded too. */
+/* What is known once every read is done: confirmed still this process, its name, the record. */
+static int crash_collect_finish(Crash *c) {
+        Manager *m = c->manager;
+        int r = 0;
+
+        if (c->proc_dir >= 0)
+                r = c->pipe && c->pidfd < 0 ? meta_confirm_unpinned(&c->meta, c->proc_dir, c->pipe_tid)
+                                            : meta_confirm(&c->meta, c->pidfd, c->info.pid);
+        c->proc_dir = safe_close(c->proc_dir);
+        c->leader_dir = safe_close(c->leader_dir);
+        c->collected = true;
+        if (r < 0)
+                log_warning_errno(r, "Crash of PID %d: the process changed while its /proc was read, recording only "
+                                  "what the kernel guaranteed: %m", (int) c->info.pid);
+        if (c->meta.proc_valid && c->incomplete[0])
+                (void) record_add_str(&c->meta.fields, "COREDUMP_PROC_INCOMPLETE", c->incomplete);
+        if (c->meta.proc_valid) {
+                snprintf(c->log_comm, sizeof c->log_comm, "%s", c->meta.comm);
+                string_sanitize(c->log_comm);
+        }
+        r = coredump_filename(c->name_stem, sizeof c->name_stem, c->meta.proc_valid ? c->meta.comm : NULL,
+                              c->info.ruid, m->boot_id, c->info.pid, c->timestamp_usec, "");
+        if (r < 0)
+                return r;
+        r = crash_record_base(c, &c->record);
+        return r < 0 ? r : 1;
+}
+
+/* The kernel's part of /proc, read here; 1 if the collector was started for the rest. */
+static int crash_collect_start(Crash *c) {
+        int r;
+
+        c->kernel_read = true;
+        if (c->pipe && c->pidfd < 0)
+                r = meta_collect_unpinned(c->info.pid, c->pipe_tid, &c->meta, &c->proc_dir);
+        else
+                r = meta_collect(c->pidfd, &c->info, &c->meta, &c->proc_dir);
+        if (r < 0) {
+                log_warning_errno(r, "Crash of PID %d: /proc could not be confirmed to be this very process%s, "
+                                  "recording only what the kernel guaranteed: %m", (int) c->info.pid,
+                                  c->info.reaped ? " (it was killed and reaped while being dumped)" : "");
+                return 0;
+        }
+        c->leader_dir = meta_container_leader(c->proc_dir);
+        r = collector_start(c, c->incomplete, sizeof c->incomplete);
+        if (r < 0)
+                log_error_errno(r, "Crash of PID %d: no collector: %m", (int) c->info.pid);
+        return r > 0;
+}
+
+/* Metadata and the base record, once: before the ack, so a rejected crash is recorded too.
+ * 1 when done; 0 while the collector runs (crash_collected() then goes on as after_collect
+ * says); <0 error. */
 static int crash_collect(Crash *c) {
         Manager *m = c->manager;
         int r;
 
         if (c->collected)
-                return 0;
-        c->collected = true;
-        if (c->pipe && c->pidfd < 0)
-                r = meta_collect_unpinned(c->info.pid, c->pipe_tid, &c->meta);
-        else
-                r = meta_collect(c->pidfd, &c->info, &c->meta);
+                return 1;
+        if (!c->kernel_read && crash_collect_start(c) > 0) {
+                /* nothing comes on the connection until the ack, or the core once the worker has it */
+                c->io_source = sd_event_source_disable_unref(c->io_source);
+                c->state_before = c->state;
+                c->state = CRASH_COLLECTING;
+                r = crash_arm_timer(c, now_usec(CLOCK_MONOTONIC) - c->accept_usec +
+                                               MIN(COLLECT_TIMEOUT_USEC, m->config.timeout_usec));
+                return r < 0 ? r : 0;
+        }
+        return crash_collect_finish(c);
+}
+
+static int crash_send_ack(Crash *c, bool take);
+static int crash_ready_to_stream(Crash *c);
+
+void crash_collected(Crash *c) {
+        Manager *m = c->manager;
+        int r;
+
+        collector_harvest(c, c->incomplete, sizeof c->incomplete);
+        if (c->incomplete[0] && ratelimit_below(&m->record_ratelimit))
+                log_warning("Crash of PID %d (uid %u): its command line, environment or mapped files were not all "
+                            "read: %s", (int) c->info.pid, (unsigned) c->info.ruid, c->incomplete);
+        c->state = c->state_before;
+        r = crash_collect_finish(c);
+        if (r >= 0)
+                switch (c->after_collect) {
+                case AFTER_REJECT_ACK:
+                        /* the kernel may have gone meanwhile: the record is made all the same */
+                        (void) crash_send_ack(c, false);
+                        r = crash_record_only(c, c->no_core_why);
+                        break;
+                case AFTER_RECORD_ONLY:
+                        r = crash_record_only(c, c->no_core_why);
+                        break;
+                default:
+                        r = crash_ready_to_stream(c);
+                }
         if (r < 0)
-                log_warning_errno(r, "Crash of PID %d: /proc could not be confirmed to be this very process%s, "
-                                  "recording only what the kernel guaranteed: %m", (int) c->info.pid,
-                                  c->info.reaped ? " (it was killed and reaped while being dumped)" : "");
-        r = coredump_filename(c->name_stem, sizeof c->name_stem, c->meta.proc_valid ? c->meta.comm : NULL,
-                              c->info.ruid, m->boot_id, c->info.pid, c->timestamp_usec, "");
-        if (r < 0)
-                return r;
-        return crash_record_base(c, &c->record);
+                crash_drop(c, LOG_ERR, "could not be recorded");
 }
 
 static int crash_open_output(Crash *c) {
@@ -195,6 +282,8 @@ static int crash_ready_to_stream(Crash *c) {
 
         c->io_source = sd_event_source_disable_unref(c->io_source);
         r = crash_collect(c);
+        if (r == 0)
+                return 0; /* crash_collected() calls again */
         if (r >= 0)
                 r = crash_open_output(c);
         /* the record (and the journal entry) says why there is no core, once (this may be a retry) */
@@ -228,9 +317,23 @@ static int crash_record_only(Crash *c, const char *why) {
         return crash_ready_to_stream(c);
 }
 
-static int handle_request(Crash *c) {
+/* The ack to the request in req_buf: KERNEL|WAIT to take the core, REJECT otherwise. */
+static int crash_send_ack(Crash *c, bool take) {
         struct coredump_req req;
         struct coredump_ack ack;
+        int r = handshake_parse_req(c->req_buf, c->req_len, &req);
+
+        if (r >= 0)
+                r = handshake_build_ack(&req, take ? COREDUMP_KERNEL | COREDUMP_WAIT : COREDUMP_REJECT, &ack);
+        if (r < 0)
+                return r;
+        if (send(c->conn_fd, &ack, sizeof ack, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) sizeof ack)
+                return errno ? negative_errno() : -EIO;
+        return 0;
+}
+
+static int handle_request(Crash *c) {
+        struct coredump_req req;
         PolicyVerdict v;
         const char *why = NULL;
         int r;
@@ -239,24 +342,24 @@ static int handle_request(Crash *c) {
         if (r < 0)
                 return r;
         v = policy_decide(c, &why);
+        if (v != POLICY_TAKE) {
+                c->counted_only = v == POLICY_COUNT_ONLY;
+                c->no_core_why = why ? why : "rejected by policy";
+        }
         /* A rejected task goes as soon as it has the ack: collect its /proc first. Otherwise
          * the ack (KERNEL|WAIT) goes first and /proc is read while the kernel answers with its
          * mark: the task stays until the connection closes. */
         if (v == POLICY_RECORD_ONLY) {
+                c->after_collect = AFTER_REJECT_ACK;
                 r = crash_collect(c);
-                if (r < 0)
-                        return r;
+                if (r <= 0)
+                        return r; /* 0: crash_collected() sends the ack */
         }
-        r = handshake_build_ack(&req, v == POLICY_TAKE ? COREDUMP_KERNEL | COREDUMP_WAIT : COREDUMP_REJECT, &ack);
+        r = crash_send_ack(c, v == POLICY_TAKE);
         if (r < 0)
                 return r;
-        if (send(c->conn_fd, &ack, sizeof ack, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t) sizeof ack)
-                return errno ? negative_errno() : -EIO;
-        if (v != POLICY_TAKE) {
-                c->counted_only = v == POLICY_COUNT_ONLY;
-                c->no_core_why = why ? why : "rejected by policy";
+        if (v != POLICY_TAKE)
                 return -ECANCELED;
-        }
         c->state = CRASH_MARK;
         return 0;
 }
@@ -273,8 +376,11 @@ static int plain_start(Crash *c) {
         c->counted_only = v == POLICY_COUNT_ONLY;
         c->no_core_why = why;
         if (v == POLICY_RECORD_ONLY) {
-                int r = crash_collect(c); /* before the close lets the task go */
-                if (r < 0)
+                int r;
+
+                c->after_collect = AFTER_RECORD_ONLY;
+                r = crash_collect(c); /* before the close lets the task go */
+                if (r <= 0)
                         return r;
         }
         return -ECANCELED;
@@ -307,7 +413,7 @@ static int handshake_step(Crash *c) {
                 if (r <= 0)
                         return r;
                 r = handle_request(c);
-                if (r < 0)
+                if (r < 0 || c->state == CRASH_COLLECTING)
                         return r;
         }
         r = read_some(c->conn_fd, c->mark, &c->mark_len, sizeof c->mark);
@@ -418,6 +524,8 @@ void crash_accept(Manager *m, int conn) {
                 .id = ++m->next_crash_id,
                 .conn_fd = conn,
                 .pidfd = -EBADF,
+                .proc_dir = -EBADF,
+                .leader_dir = -EBADF,
                 .out_fd = -EBADF,
                 .storing = m->config.storage == STORAGE_EXTERNAL,
                 .timestamp_usec = now_usec(CLOCK_REALTIME),
@@ -494,6 +602,8 @@ void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h)
                 .id = ++m->next_crash_id,
                 .conn_fd = pipe_fd,
                 .pidfd = pidfd,
+                .proc_dir = -EBADF,
+                .leader_dir = -EBADF,
                 .out_fd = -EBADF,
                 .storing = m->config.storage == STORAGE_EXTERNAL,
                 .timestamp_usec = now_usec(CLOCK_REALTIME),
@@ -521,8 +631,9 @@ void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h)
                 return;
         case POLICY_RECORD_ONLY:
                 /* /proc while the open pipe still holds the task, then the pipe goes */
+                c->after_collect = AFTER_RECORD_ONLY;
                 r = crash_collect(c);
-                if (r >= 0)
+                if (r > 0)
                         r = crash_record_only(c, c->no_core_why);
                 break;
         default:

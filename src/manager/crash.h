@@ -22,11 +22,21 @@ typedef struct Worker Worker;
 
 typedef enum CrashState {
         CRASH_HANDSHAKE,   /* waiting for the request (or the ELF magic with "@") */
+        CRASH_COLLECTING,  /* the collector reads what may block (collector.h); then after_collect */
         CRASH_MARK,        /* ack sent, waiting for the kernel's mark */
         CRASH_WAIT_WORKER, /* ready to stream, no idle worker yet */
         CRASH_STREAMING,   /* a worker has the connection */
         CRASH_RECORDING,   /* core stored; the worker writes the journal entry */
 } CrashState;
+
+/* What a crash does once its collector is done. */
+typedef enum CrashAfterCollect {
+        AFTER_STREAM,      /* crash_ready_to_stream(): on to a worker (with the core, or for the record) */
+        AFTER_REJECT_ACK,  /* refused at the handshake: the REJECT ack, then the record */
+        AFTER_RECORD_ONLY, /* refused otherwise: the record */
+} CrashAfterCollect;
+
+typedef struct Collector Collector;
 
 typedef struct Crash {
         Manager *manager;
@@ -50,6 +60,14 @@ typedef struct Crash {
         uint64_t rlimit_core;    /* the process's RLIMIT_CORE (soft; UINT64_MAX unlimited), if rlimit_known */
         bool rlimit_known;       /* from %c in pipe mode, from /proc/PID/limits before the ack otherwise */
         bool collected;          /* metadata and base record taken */
+        bool kernel_read;        /* meta_collect() done (the collector may still run) */
+        int proc_dir;            /* the verified /proc directory, while collecting */
+        int leader_dir;          /* its container leader's, while collecting (or -EBADF) */
+        Collector *collector;
+        CrashState state_before; /* the state to go back to after CRASH_COLLECTING */
+        CrashAfterCollect after_collect;
+        char incomplete[MODULE_PATH_MAX + 256]; /* why the collector's fields are missing, or "" */
+        char log_comm[COMM_MAX]; /* comm as the daemon's own log lines show it (sanitised) */
         const char *no_core_why; /* set when only a record will come of this crash */
         char why_buf[PATH_MAX + 256]; /* no_core_why when it is made up */
         bool core_counted;       /* counts in Manager.n_cores */
@@ -72,6 +90,8 @@ void crash_accept(Manager *m, int conn);
 /* Pipe mode: takes the pipe and the pidfd (or -EBADF) coredump-pipe handed over, with the
  * kernel's arguments (ownership of the fds passes). */
 void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h);
+/* The collector is done (or was stopped at its deadline): the crash goes on. */
+void crash_collected(Crash *c);
 /* Gives crashes that wait for a worker to idle workers, oldest first. */
 void crash_dispatch_waiting(Manager *m);
 unsigned crash_count_waiting(Manager *m);

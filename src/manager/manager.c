@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
+#include "collector.h"
 #include "crash.h"
 #include "fd-util.h"
 #include "control.h"
@@ -276,6 +277,7 @@ Manager *manager_free(Manager *m) {
         manager_unregister(m);
         while (m->crashes)
                 crash_drop(m->crashes, LOG_ERR, "the daemon stopped before it was done; core lost, task released");
+        collector_free_all(m);
         pool_free_all(m);
         m->respawn_timer = sd_event_source_disable_unref(m->respawn_timer);
         worker_watchdog_free(m);

@@ -20,6 +20,7 @@
 
 typedef struct Crash Crash;
 typedef struct Worker Worker;
+typedef struct Collector Collector;
 
 typedef struct Manager {
         sd_event *event;
@@ -64,6 +65,8 @@ typedef struct Manager {
         sd_event_source *respawn_timer;
         sd_event_source *watchdog_timer; /* worker-watchdog.c: on while a worker is watched */
 
+        Collector *collectors;         /* every collector child not reaped yet */
+        unsigned n_collectors_stalled; /* of those, the ones past their deadline */
         Crash *crashes; /* newest first */
         unsigned n_crashes;
         unsigned n_cores; /* crashes whose core was taken and is not done (bounded by MaxParallel=) */

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What /proc says of a crashed process, as record fields, and its mapped files (modules.c).
- * Manager (root): reads only /proc: the task by its verified dirfd, pinned ancestors, PID 1. */
+/* What the kernel says of a crashed process in /proc, as record fields (its memory and mapped
+ * files are the collector's). Manager (root): reads only /proc: the task by its verified dirfd,
+ * pinned ancestors, PID 1. */
+#include <ctype.h>
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -79,19 +82,22 @@ static ssize_t read_bounded(int dir, const char *name, size_t max, char **ret, b
         return n;
 }
 
-/* Adds dir/name as field (optionally with NULs replaced by sep). */
-static void add_file(CrashMeta *m, int dir, const char *name, const char *field, size_t max, char sep) {
+int meta_add_file(Record *r, int dir, const char *name, const char *field, size_t max, char sep) {
         _cleanup_free_ char *buf = NULL;
         bool cut = false;
         ssize_t n = read_bounded(dir, name, max, &buf, &cut);
 
         if (n < 0)
-                return;
+                return (int) n;
         if (sep)
                 n = (ssize_t) meta_join_nul(buf, (size_t) n, sep);
         if (cut)
-                m->fields.overflow = true;
-        (void) record_add(&m->fields, field, buf, (size_t) n, 0);
+                r->overflow = true;
+        return record_add(r, field, buf, (size_t) n, 0);
+}
+
+static void add_file(CrashMeta *m, int dir, const char *name, const char *field, size_t max) {
+        (void) meta_add_file(&m->fields, dir, name, field, max, 0);
 }
 
 static void add_link(CrashMeta *m, int dir, const char *name, const char *field) {
@@ -280,31 +286,30 @@ static int host_ns_dir(void) {
         return open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* A crash inside a container (a mount namespace other than the host's): the command line of the
- * process that started the container, found by walking up to the last ancestor outside it. Each
- * step is pinned (parent_dir_pinned), so a recycled PID is never read. */
-static void add_container_cmdline(CrashMeta *m, int dir) {
+/* A crash inside a container (a mount namespace other than the host's): the /proc directory of
+ * the process that started the container, found by walking up to the last ancestor outside it
+ * (its command line is the collector's to read: that is its memory). Each step is pinned
+ * (parent_dir_pinned), so a recycled PID is never read. -ESRCH: not in a container, or none. */
+int meta_container_leader(int dir) {
         _cleanup_close_ int host = host_ns_dir();
         int cur = dir;
 
         if (host < 0 || same_ns(dir, host, "ns/mnt"))
-                return;
+                return -ESRCH;
         for (unsigned depth = 0; depth < CONTAINER_DEPTH_MAX; depth++) {
                 int next = parent_dir_pinned(cur);
 
                 if (next < 0)
                         break;
-                if (same_ns(next, host, "ns/mnt")) {
-                        add_file(m, next, "cmdline", "COREDUMP_CONTAINER_CMDLINE", CMDLINE_MAX, ' ');
-                        safe_close(next);
-                        break;
-                }
                 if (cur != dir)
                         safe_close(cur);
+                if (same_ns(next, host, "ns/mnt"))
+                        return next;
                 cur = next;
         }
         if (cur != dir)
                 safe_close(cur);
+        return -ESRCH;
 }
 
 static void read_identity(CrashMeta *m, int dir) {
@@ -328,22 +333,21 @@ static void read_identity(CrashMeta *m, int dir) {
         }
 }
 
+/* Only what the kernel itself answers: no read here touches the process's memory or a file it
+ * mapped (the collector does those). */
 static void read_proc_fields(CrashMeta *m, int dir) {
         read_identity(m, dir);
         if (m->comm[0])
                 (void) record_add_str(&m->fields, "COREDUMP_COMM", m->comm);
         if (m->exe[0])
                 (void) record_add_str(&m->fields, "COREDUMP_EXE", m->exe);
-        add_file(m, dir, "cmdline", "COREDUMP_CMDLINE", CMDLINE_MAX, ' ');
         add_cgroup(m, dir);
-        add_file(m, dir, "status", "COREDUMP_PROC_STATUS", PROC_FILE_MAX, 0);
-        add_file(m, dir, "maps", "COREDUMP_PROC_MAPS", PROC_FILE_MAX, 0);
-        add_file(m, dir, "mountinfo", "COREDUMP_PROC_MOUNTINFO", PROC_FILE_MAX, 0);
+        add_file(m, dir, "status", "COREDUMP_PROC_STATUS", PROC_FILE_MAX);
+        add_file(m, dir, "maps", "COREDUMP_PROC_MAPS", PROC_FILE_MAX);
+        add_file(m, dir, "mountinfo", "COREDUMP_PROC_MOUNTINFO", PROC_FILE_MAX);
         add_link(m, dir, "cwd", "COREDUMP_CWD");
         add_link(m, dir, "root", "COREDUMP_ROOT");
-        add_file(m, dir, "environ", "COREDUMP_ENVIRON", ENVIRON_MAX, '\n');
         add_open_fds(m, dir);
-        add_container_cmdline(m, dir);
         add_task_comms(m, dir);
 }
 
@@ -353,20 +357,6 @@ void meta_done(CrashMeta *m) {
                 modules_close(m->modules);
         free(m->modules);
         m->modules = NULL;
-}
-
-/* The files the maps just read name, opened while the process is known to be this one. */
-static void open_modules(CrashMeta *m, int dir) {
-        RecordField f;
-
-        if (!record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_MAPS", &f))
-                return;
-        m->modules = calloc(1, sizeof *m->modules);
-        if (!m->modules)
-                return;
-        (void) modules_open(dir, (const char *) f.value, f.value_len, m->modules);
-        if (m->modules->omitted > 0)
-                (void) record_addf(&m->fields, "COREDUMP_MODULES_OMITTED", "%u", m->modules->omitted);
 }
 
 /* Without a pidfd (pipe mode on kernels before %F) the best guard there is: the thread the
@@ -390,7 +380,7 @@ bool meta_task_dumping(int dir, pid_t tid) {
         return p && sscanf(p + 1, "%lu", &flags) == 1 && (flags & PF_DUMPCORE);
 }
 
-int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret) {
+int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret, int *ret_dir) {
         _cleanup_close_ int dir = -EBADF;
         char path[32];
 
@@ -402,20 +392,14 @@ int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret) {
         if (!meta_task_dumping(dir, tid))
                 return -ESRCH;
         read_proc_fields(ret, dir);
-        open_modules(ret, dir);
-        if (!meta_task_dumping(dir, tid)) {
-                meta_done(ret);
-                *ret = (CrashMeta) {};
-                return -ESRCH;
-        }
-        ret->proc_valid = true;
+        ret->proc_valid = true; /* until meta_confirm_unpinned() says otherwise */
+        *ret_dir = TAKE_FD(dir);
         return 0;
 }
 
-int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret) {
+int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret, int *ret_dir) {
         _cleanup_close_ int dir = -EBADF;
         char path[32];
-        pid_t again;
         int r;
 
         *ret = (CrashMeta) {};
@@ -431,14 +415,111 @@ int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret) {
         if (r < 0)
                 return r;
         read_proc_fields(ret, dir);
-        open_modules(ret, dir);
-        /* Confirm after the reads too; if anything changed, none of it may be used. */
-        r = pidfd_get_pid(pidfd, &again);
-        if (r < 0 || again != info->pid || pidfd_check_alive(pidfd) < 0) {
-                meta_done(ret);
-                *ret = (CrashMeta) {};
-                return r < 0 ? r : -ESRCH;
-        }
-        ret->proc_valid = true;
+        ret->proc_valid = true; /* until meta_confirm() says otherwise */
+        *ret_dir = TAKE_FD(dir);
         return 0;
+}
+
+/* Throws away everything read when the confirmation fails: only the kernel's word counts then. */
+static int confirmed(CrashMeta *m, int r) {
+        if (r >= 0)
+                return 0;
+        meta_done(m);
+        *m = (CrashMeta) {};
+        return r;
+}
+
+int meta_confirm(CrashMeta *m, int pidfd, pid_t pid) {
+        pid_t again;
+        int r = pidfd_get_pid(pidfd, &again);
+
+        if (r >= 0 && (again != pid || pidfd_check_alive(pidfd) < 0))
+                r = -ESRCH;
+        return confirmed(m, r);
+}
+
+int meta_confirm_unpinned(CrashMeta *m, int dir, pid_t tid) {
+        return confirmed(m, meta_task_dumping(dir, tid) ? 0 : -ESRCH);
+}
+
+/* The value after "\nName:" in a status text, or NULL. */
+static const char *status_line(const char *status, const char *name) {
+        char key[32];
+        const char *p;
+
+        snprintf(key, sizeof key, "\n%s:", name);
+        if (strncmp(status, key + 1, strlen(key + 1)) == 0)
+                return status + strlen(key + 1);
+        p = strstr(status, key);
+        return p ? p + strlen(key) : NULL;
+}
+
+/* The n-th (from 0) number of a status line's list. */
+static int status_nth(const char *v, unsigned n, unsigned long long *ret) {
+        char *end;
+
+        for (unsigned i = 0;; i++) {
+                v += strspn(v, " \t");
+                if (!isdigit((unsigned char) *v))
+                        return -EBADMSG;
+                errno = 0;
+                *ret = strtoull(v, &end, 10);
+                if (errno)
+                        return -EBADMSG;
+                if (i == n)
+                        return 0;
+                v = end;
+        }
+}
+
+static int status_groups(const char *v, TaskCreds *ret) {
+        size_t n = 0;
+        const char *eol = strchrnul(v, '\n');
+
+        ret->groups = calloc(TASK_GROUPS_MAX, sizeof(gid_t));
+        if (!ret->groups)
+                return -ENOMEM;
+        for (;;) {
+                char *end;
+                unsigned long long g;
+
+                v += strspn(v, " \t");
+                if (v >= eol)
+                        break;
+                errno = 0;
+                g = strtoull(v, &end, 10);
+                if (errno || end == v || g > UINT32_MAX - 1 || n >= TASK_GROUPS_MAX)
+                        return -EBADMSG;
+                ret->groups[n++] = (gid_t) g;
+                v = end;
+        }
+        ret->n_groups = n;
+        return 0;
+}
+
+int meta_parse_status_creds(const char *status, TaskCreds *ret) {
+        const char *uid = status_line(status, "Uid"), *gid = status_line(status, "Gid"),
+                   *groups = status_line(status, "Groups"), *cap = status_line(status, "CapEff");
+        unsigned long long fsuid, fsgid;
+        int r;
+
+        *ret = (TaskCreds) {};
+        if (!uid || !gid || !groups || !cap)
+                return -EBADMSG;
+        /* "Uid: real effective saved fs" */
+        if (status_nth(uid, 3, &fsuid) < 0 || status_nth(gid, 3, &fsgid) < 0 || fsuid >= UINT32_MAX ||
+            fsgid >= UINT32_MAX || sscanf(cap, " %" SCNx64, &ret->cap_eff) != 1)
+                return -EBADMSG;
+        ret->fsuid = (uid_t) fsuid;
+        ret->fsgid = (gid_t) fsgid;
+        r = status_groups(groups, ret);
+        if (r < 0)
+                meta_creds_done(ret);
+        return r;
+}
+
+void meta_creds_done(TaskCreds *c) {
+        free(c->groups);
+        c->groups = NULL;
+        c->n_groups = 0;
 }

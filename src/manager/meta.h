@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Interface: the crashed process's /proc metadata, read by the manager (root) under its pidfd
- * (or PF_DUMPCORE) guard; pure parsers of auxv and limits for the tests. */
+ * (or PF_DUMPCORE) guard; pure parsers of auxv, limits and status for the tests. */
 #pragma once
 
 /* What the manager learns about a crashed process from /proc, read through one dirfd opened
  * after the pidfd check and confirmed afterwards, so PID reuse cannot swap the process: if the
- * confirmation fails, everything read is thrown away and only the kernel's pidfd info counts. */
+ * confirmation fails, everything read is thrown away and only the kernel's pidfd info counts.
+ * meta_collect() reads what the kernel answers by itself, on the event loop; the collector
+ * (collector.h) then reads the process's memory and opens its mapped files through the same
+ * dirfd; meta_confirm() comes after both. */
 
 #include <limits.h>
 #include <stdbool.h>
@@ -39,9 +42,28 @@ typedef struct CrashMeta {
         ModuleSet *modules; /* its mapped files, for the worker's stack traces (NULL: none) */
 } CrashMeta;
 
-int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret);
+#define TASK_GROUPS_MAX 65536U /* NGROUPS_MAX */
+
+/* A task's file-system credentials, from its status: what the collector opens files as. */
+typedef struct TaskCreds {
+        uid_t fsuid;
+        gid_t fsgid;
+        gid_t *groups;
+        size_t n_groups;
+        uint64_t cap_eff;
+} TaskCreds;
+
+/* Fills ret and gives the verified /proc directory (for the collector and meta_confirm). */
+int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret, int *ret_dir);
 /* Pipe mode without a pidfd: /proc guarded by the dumping thread's PF_DUMPCORE flag. */
-int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret);
+int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret, int *ret_dir);
+/* After every read: still the same process? If not, everything read is thrown away (-ESRCH). */
+int meta_confirm(CrashMeta *m, int pidfd, pid_t pid);
+int meta_confirm_unpinned(CrashMeta *m, int dir, pid_t tid);
+/* The verified /proc directory of the crashed process's container leader (see meta.c). */
+int meta_container_leader(int dir);
+/* Adds dir/name as a record field, NULs replaced by sep (0: kept), cut at max (r->overflow). */
+int meta_add_file(Record *r, int dir, const char *name, const char *field, size_t max, char sep);
 /* Whether thread tid of the process whose /proc directory is dir is dumping core (PF_DUMPCORE):
  * the guard of every /proc read without a pidfd, before and after the reads. */
 bool meta_task_dumping(int dir, pid_t tid);
@@ -54,3 +76,6 @@ int meta_parse_auxv_secure(const uint8_t *buf, size_t len, bool *ret);
 int meta_parse_limits_core(const char *limits, uint64_t *ret);
 /* NUL-separated argv → space-separated (in place); returns the new length. */
 size_t meta_join_nul(char *buf, size_t len, char sep);
+/* The fs uid and gid, groups and effective capabilities of a /proc/PID/status text. */
+int meta_parse_status_creds(const char *status, TaskCreds *ret);
+void meta_creds_done(TaskCreds *c);

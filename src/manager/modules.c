@@ -1,45 +1,125 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The manager's module opener: the crashed process's mapped files, opened beneath its root for the
- * worker's traces. Runs as root in coredumpd; opens files read-only, never reads them. */
+/* The module opener: the crashed process's mapped files, opened beneath its root for the worker's
+ * traces. Runs in the per-crash collector (collector.c) with the crashed task's file-system
+ * credentials; opens files read-only, never reads them. */
+#include <assert.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "hash.h"
-#include "log.h"
 #include "macro.h"
 #include "modules.h"
 
+/* the magics older kernel headers lack */
+#ifndef PIDFS_MAGIC
+#define PIDFS_MAGIC 0x50494446
+#endif
+#ifndef MQUEUE_MAGIC
+#define MQUEUE_MAGIC 0x19800202
+#endif
+#ifndef CONFIGFS_MAGIC
+#define CONFIGFS_MAGIC 0x62656570
+#endif
+#ifndef FUSE_CTL_SUPER_MAGIC
+#define FUSE_CTL_SUPER_MAGIC 0x65735543
+#endif
+
 #define DELETED_SUFFIX " (deleted)"
-#define MAPS_FIELDS_BEFORE_PATH 5 /* range perms offset dev inode */
+#define MAPS_FIELDS_BEFORE_DEV 3 /* range perms offset */
 
-int modules_maps_path(const char *line, size_t len, char *buf, size_t size) {
-        size_t i = 0, fields = 0, l;
+/* The next space-separated field of [*p, end), the spaces after it skipped. */
+static const char *maps_field(const char **p, const char *end, size_t *ret_len) {
+        const char *f = *p, *e = f;
 
-        /* skip five space-separated fields, then the padding */
-        while (i < len && fields < MAPS_FIELDS_BEFORE_PATH) {
-                while (i < len && line[i] != ' ')
-                        i++;
-                while (i < len && line[i] == ' ')
-                        i++;
-                fields++;
-        }
-        if (fields < MAPS_FIELDS_BEFORE_PATH || i >= len || line[i] != '/')
+        while (e < end && *e != ' ')
+                e++;
+        *ret_len = (size_t) (e - f);
+        while (e < end && *e == ' ')
+                e++;
+        *p = e;
+        return f;
+}
+
+int modules_maps_line(const char *line, size_t len, MapsFile *ret) {
+        const char *p = line, *end = line + len, *f;
+        char num[32];
+        unsigned maj, min;
+        unsigned long long ino;
+        size_t l;
+
+        for (unsigned i = 0; i < MAPS_FIELDS_BEFORE_DEV; i++)
+                (void) maps_field(&p, end, &l);
+        f = maps_field(&p, end, &l);
+        if (l == 0 || l >= sizeof num)
                 return -ENOENT;
-        l = len - i;
-        if (l >= strlen(DELETED_SUFFIX) && memcmp(line + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX, strlen(DELETED_SUFFIX)) == 0)
+        memcpy(num, f, l);
+        num[l] = 0;
+        if (sscanf(num, "%x:%x", &maj, &min) != 2)
                 return -ENOENT;
-        if (l >= size || memchr(line + i, 0, l))
+        f = maps_field(&p, end, &l);
+        if (l == 0 || l >= sizeof num)
+                return -ENOENT;
+        memcpy(num, f, l);
+        num[l] = 0;
+        if (sscanf(num, "%llu", &ino) != 1 || ino == 0 || p >= end || *p != '/')
+                return -ENOENT;
+        l = (size_t) (end - p);
+        if (l >= strlen(DELETED_SUFFIX) && memcmp(end - strlen(DELETED_SUFFIX), DELETED_SUFFIX, strlen(DELETED_SUFFIX)) == 0)
+                return -ENOENT;
+        if (l >= sizeof ret->path || memchr(p, 0, l))
                 return -ENAMETOOLONG;
-        memcpy(buf, line + i, l);
-        buf[l] = 0;
+        memcpy(ret->path, p, l);
+        ret->path[l] = 0;
+        ret->dev = makedev(maj, min);
+        ret->ino = (ino_t) ino;
         return 0;
+}
+
+int modules_mount_dev(const char *mountinfo, size_t len, uint64_t mnt_id, dev_t *ret) {
+        const char *p = mountinfo, *end = mountinfo + len;
+
+        while (p < end) {
+                const char *eol = memchr(p, '\n', (size_t) (end - p)) ?: end;
+                char line[128];
+                unsigned long long id;
+                unsigned maj, min;
+
+                snprintf(line, sizeof line, "%.*s", (int) MIN((size_t) (eol - p), sizeof line - 1), p);
+                /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ...": the first three are all that is read */
+                if (sscanf(line, "%llu %*u %u:%u", &id, &maj, &min) == 3 && id == mnt_id) {
+                        *ret = makedev(maj, min);
+                        return 0;
+                }
+                p = eol + 1;
+        }
+        return -ENOENT;
+}
+
+/* Kernel interfaces dressed as files: nothing on them is a module, and some of them (procfs's
+ * mem, sysfs's resources, debugfs) are dangerous to hand out. */
+bool modules_fs_refused(uint64_t f_type) {
+        static const uint64_t refused[] = {
+                PROC_SUPER_MAGIC, SYSFS_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC, SECURITYFS_MAGIC,
+                CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, BPF_FS_MAGIC, CONFIGFS_MAGIC, EFIVARFS_MAGIC,
+                PSTOREFS_MAGIC, SELINUX_MAGIC, SMACK_MAGIC, DEVPTS_SUPER_MAGIC, BINFMTFS_MAGIC,
+                FUSE_CTL_SUPER_MAGIC, NSFS_MAGIC, ANON_INODE_FS_MAGIC, SOCKFS_MAGIC, PIPEFS_MAGIC,
+                MQUEUE_MAGIC, PIDFS_MAGIC,
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+                if (f_type == refused[i])
+                        return true;
+        return false;
 }
 
 static bool seen(const ModuleSet *s, const char *path) {
@@ -49,30 +129,23 @@ static bool seen(const ModuleSet *s, const char *path) {
         return false;
 }
 
-#define SYMLINKS_MAX 40
-
-static bool same_inode(int a, int b) {
-        struct stat x, y;
-        return fstat(a, &x) >= 0 && fstat(b, &y) >= 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-}
-
-/* openat2(RESOLVE_IN_ROOT) by hand, for where openat2 is missing or filtered (systemd's
- * seccomp filters answer ENOSYS for calls their libseccomp does not know): one component at a
- * time with O_NOFOLLOW, symlinks re-read and resolved against root, ".." never above root. */
+/* openat2(RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS) by hand, for where openat2 is missing or
+ * filtered (systemd's seccomp filters answer ENOSYS for calls their libseccomp does not know):
+ * one component at a time with O_NOFOLLOW. maps names files by their path as the kernel knows
+ * it, with no symlink and no ".." in it; a path that has one is not the mapped file's. */
 int modules_walk_beneath(int root, const char *path) {
-        char buf[2 * PATH_MAX], *rest;
+        char buf[MODULE_PATH_MAX], *rest = buf;
         _cleanup_close_ int cur = fcntl(root, F_DUPFD_CLOEXEC, 3);
-        unsigned links = 0;
 
-        if (cur < 0 || strlen(path) >= sizeof buf)
-                return cur < 0 ? negative_errno() : -ENAMETOOLONG;
+        if (cur < 0)
+                return negative_errno();
+        if (strlen(path) >= sizeof buf)
+                return -ENAMETOOLONG;
         snprintf(buf, sizeof buf, "%s", path);
-        rest = buf;
         for (;;) {
-                char *comp, target[PATH_MAX];
                 struct stat st;
+                char *comp;
                 int fd;
-                ssize_t n;
 
                 while (*rest == '/')
                         rest++;
@@ -82,67 +155,96 @@ int modules_walk_beneath(int root, const char *path) {
                 rest = strchrnul(rest, '/');
                 if (*rest)
                         *rest++ = 0;
-                if (strcmp(comp, ".") == 0 || (strcmp(comp, "..") == 0 && same_inode(cur, root)))
+                if (strcmp(comp, ".") == 0)
                         continue;
+                if (strcmp(comp, "..") == 0)
+                        return -EXDEV;
                 fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0)
                         return negative_errno();
-                if (fstat(fd, &st) < 0 || !S_ISLNK(st.st_mode)) {
-                        safe_close(cur);
-                        cur = fd;
-                        continue;
-                }
-                n = readlinkat(fd, "", target, sizeof target - 1);
-                safe_close(fd);
-                if (n < 0 || ++links > SYMLINKS_MAX)
-                        return n < 0 ? negative_errno() : -ELOOP;
-                target[n] = 0;
-                if (strlen(target) + 1 + strlen(rest) >= sizeof buf)
-                        return -ENAMETOOLONG;
-                /* the link's target, then what was left of the path */
-                memmove(buf + strlen(target) + 1, rest, strlen(rest) + 1);
-                memcpy(buf, target, strlen(target));
-                buf[strlen(target)] = '/';
-                rest = buf;
-                if (target[0] == '/') {
-                        safe_close(cur);
-                        if ((cur = fcntl(root, F_DUPFD_CLOEXEC, 3)) < 0)
-                                return negative_errno();
-                }
+                safe_close(cur);
+                cur = fd;
+                if (fstat(cur, &st) < 0)
+                        return negative_errno();
+                if (S_ISLNK(st.st_mode))
+                        return -ELOOP;
         }
 }
 
-/* A regular file beneath root, opened for reading without ever opening anything else. */
-static int open_beneath(int root, const char *path) {
-        /* symlinks are followed, but never out of the root, and no /proc magic links */
-        struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-        _cleanup_close_ int pfd = -EBADF;
-        char proc[64];
-        struct stat st;
-        int fd;
+/* path beneath root, as an O_PATH descriptor, with no symlink followed on the way. */
+static int resolve_beneath(int root, const char *path) {
+        struct open_how how = {
+                .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd = (int) syscall(SYS_openat2, root, path, &how, sizeof how);
 
-        pfd = (int) syscall(SYS_openat2, root, path, &how, sizeof how);
-        if (pfd < 0 && (errno == ENOSYS || errno == EPERM))
-                pfd = modules_walk_beneath(root, path);
-        if (pfd < 0)
-                return pfd == -1 ? negative_errno() : pfd;
-        if (fstat(pfd, &st) < 0)
+        if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+                return modules_walk_beneath(root, path);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+/* Whether the O_PATH fd is the very file the maps line names: a regular file with its inode,
+ * on its device. maps gives the superblock's device; stat() may give another where a file
+ * system numbers its subvolumes apart (btrfs): then the mount the file was reached through
+ * must be on maps' device (mountinfo gives the superblock's device too). */
+static int check_mapped(int fd, const MapsFile *mf, const char *mountinfo, size_t mlen) {
+        struct statx sx;
+        struct statfs sf;
+        dev_t mdev;
+
+        if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_MNT_ID, &sx) < 0)
                 return negative_errno();
-        if (!S_ISREG(st.st_mode))
+        if (!S_ISREG(sx.stx_mode))
                 return -EBADFD;
+        if (sx.stx_ino != (uint64_t) mf->ino)
+                return -ESTALE;
+        if (makedev(sx.stx_dev_major, sx.stx_dev_minor) != mf->dev &&
+            (!(sx.stx_mask & STATX_MNT_ID) || modules_mount_dev(mountinfo, mlen, sx.stx_mnt_id, &mdev) < 0 ||
+             mdev != mf->dev))
+                return -ESTALE;
+        if (fstatfs(fd, &sf) < 0)
+                return negative_errno();
+        return modules_fs_refused((uint64_t) sf.f_type) ? -EREMOTEIO : 0;
+}
+
+/* The file a maps line names, opened for reading with the caller's credentials. The O_PATH
+ * descriptor opens nothing (no device, FIFO or FUSE open is ever triggered before the checks);
+ * reopening it through /proc/self/fd is an open like any other, permission check included. */
+static int open_mapped(int root, const MapsFile *mf, const char *mountinfo, size_t mlen) {
+        _cleanup_close_ int pfd = resolve_beneath(root, mf->path);
+        char proc[64];
+        struct stat a, b;
+        int r, fd;
+
+        if (pfd < 0)
+                return pfd;
+        r = check_mapped(pfd, mf, mountinfo, mlen);
+        if (r < 0)
+                return r;
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
         fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        return fd < 0 ? negative_errno() : fd;
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(pfd, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+                safe_close(fd);
+                return -ESTALE;
+        }
+        return fd;
 }
 
 #define OMITTED_TRACKED 1024U /* distinct files past MODULES_MAX told apart; beyond, runs of lines */
 
 typedef struct ModulesWalk {
         int root;
+        const char *mountinfo;
+        size_t mountinfo_len;
         char last_failed[MODULE_PATH_MAX];  /* a file's other mappings follow its first */
         char last_omitted[MODULE_PATH_MAX]; /* likewise: one run of lines, one file */
         uint64_t *omitted;                  /* hashes of the paths counted past MODULES_MAX */
         size_t n_omitted;
+        ModulesProgress progress;           /* told of each file before it is opened */
+        void *userdata;
 } ModulesWalk;
 
 /* Whether path is a file past MODULES_MAX not counted yet (then it is now). */
@@ -163,32 +265,37 @@ static bool omitted_new(ModulesWalk *w, const char *path) {
         return true;
 }
 
-static void module_add(ModuleSet *s, ModulesWalk *w, const char *path) {
+static void module_add(ModuleSet *s, ModulesWalk *w, const MapsFile *mf) {
         int fd;
 
-        if (seen(s, path) || strcmp(path, w->last_failed) == 0)
+        if (seen(s, mf->path) || strcmp(mf->path, w->last_failed) == 0)
                 return;
         if (s->n >= MODULES_MAX) {
-                s->omitted += omitted_new(w, path);
+                s->omitted += omitted_new(w, mf->path);
                 return;
         }
-        fd = open_beneath(w->root, path);
+        if (w->progress)
+                w->progress(w->userdata, mf->path);
+        fd = open_mapped(w->root, mf, w->mountinfo, w->mountinfo_len);
         if (fd < 0) {
-                log_debug_errno(fd, "Module %s of the crashed process not opened: %m", path);
-                snprintf(w->last_failed, sizeof w->last_failed, "%s", path);
+                if (s->refused++ == 0) {
+                        s->first_refusal = fd;
+                        snprintf(s->first_refused, sizeof s->first_refused, "%s", mf->path);
+                }
+                snprintf(w->last_failed, sizeof w->last_failed, "%s", mf->path);
                 return;
         }
         s->fds[s->n] = fd;
-        snprintf(s->entries[s->n].path, sizeof s->entries[s->n].path, "%s", path);
+        snprintf(s->entries[s->n].path, sizeof s->entries[s->n].path, "%s", mf->path);
         s->n++;
 }
 
 /* The file of the maps line [p, eol), if any, to the set. */
 static void module_line(ModuleSet *s, ModulesWalk *w, const char *p, const char *eol) {
-        char path[MODULE_PATH_MAX];
+        MapsFile mf;
 
-        if (modules_maps_path(p, (size_t) (eol - p), path, sizeof path) >= 0)
-                module_add(s, w, path);
+        if (modules_maps_line(p, (size_t) (eol - p), &mf) >= 0)
+                module_add(s, w, &mf);
 }
 
 /* The executable's file, if maps lists it (the first line naming it). */
@@ -197,37 +304,36 @@ static void module_exe_first(ModuleSet *s, ModulesWalk *w, const char *maps, siz
 
         while (p < end) {
                 const char *eol = memchr(p, '\n', (size_t) (end - p)) ?: end;
-                char path[MODULE_PATH_MAX];
+                MapsFile mf;
 
-                if (modules_maps_path(p, (size_t) (eol - p), path, sizeof path) >= 0 && strcmp(path, exe) == 0) {
-                        module_add(s, w, path);
+                if (modules_maps_line(p, (size_t) (eol - p), &mf) >= 0 && strcmp(mf.path, exe) == 0) {
+                        module_add(s, w, &mf);
                         return;
                 }
                 p = eol + 1;
         }
 }
 
-int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret) {
-        ModulesWalk w = { .root = openat(procdir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC) };
-        const char *end = maps + len;
-        char exe[MODULE_PATH_MAX];
-        ssize_t n;
+int modules_open(const ModulesSource *src, ModuleSet *ret) {
+        ModulesWalk w = {
+                .root = src->root,
+                .mountinfo = src->mountinfo,
+                .mountinfo_len = src->mountinfo_len,
+                .progress = src->progress,
+                .userdata = src->userdata,
+        };
+        const char *maps = src->maps, *end = src->maps + src->maps_len;
 
-        ret->n = 0;
-        ret->omitted = 0;
-        if (w.root < 0)
-                return log_debug_errno(negative_errno(), "No root of the crashed process for its modules: %m");
+        assert(src->root >= 0);
+        *ret = (ModuleSet) {};
         /* Past MODULES_MAX, which files the traces get matters: the executable first, then the
          * rest from the highest address down. mmap() hands out addresses top-down, so that is
          * the order they were mapped in: ld.so and the libraries linked at start (libc, the
          * language runtime) before the ones dlopen()ed later, which are the ones left out. The
          * executable is taken as maps names it (its path from the exe link only picks the line):
          * nothing is opened that maps does not list. */
-        n = readlinkat(procdir, "exe", exe, sizeof exe - 1);
-        if (n > 0) {
-                exe[n] = 0;
-                module_exe_first(ret, &w, maps, len, exe);
-        }
+        if (src->exe && src->exe[0])
+                module_exe_first(ret, &w, maps, src->maps_len, src->exe);
         while (end > maps) {
                 const char *eol = end, *p;
 
@@ -238,7 +344,6 @@ int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret) {
                 module_line(ret, &w, p, eol);
                 end = p;
         }
-        safe_close(w.root);
         free(w.omitted);
         return (int) ret->n;
 }

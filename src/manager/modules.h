@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Interface of the module opener: the crashed process's mapped files, opened read-only beneath
- * its root. Manager (root): never reads the files, only hands the descriptors on. */
+ * its root by the per-crash collector. Never reads the files, only hands the descriptors on. */
 #pragma once
 
 /* The crashed process's mapped files, opened for the worker's stack traces in the process's
- * own root and mount namespace (through /proc/PID/root, resolved beneath it), while the task
- * is pinned. Only regular files are opened for reading (via O_PATH first: no device or FIFO is
- * ever opened). Whether a file really is what was mapped, the worker checks against the
- * build-id in the core; the manager never reads the files. */
+ * own root and mount namespace (through /proc/PID/root), while the task is pinned. A file is
+ * opened only if it is the very file the maps line names (its device and inode), reached
+ * without following any symlink (maps writes a file's path as the kernel knows it: none in
+ * it), a regular file on a real file system (not procfs, sysfs, debugfs or another kernel
+ * interface), and only as the caller's credentials may: the collector takes the crashed
+ * task's file-system uid, gid and groups before it opens anything. Whether a file's contents
+ * are what was mapped, the worker checks against the build-id in the core. */
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "proto.h"
 
@@ -19,18 +25,48 @@
  * the core is stored all the same. */
 typedef struct ModuleSet {
         size_t n;
-        unsigned omitted; /* distinct mapped files past MODULES_MAX, not opened */
+        unsigned omitted;                    /* distinct mapped files past MODULES_MAX, not opened */
+        unsigned refused;                    /* files that failed a check or could not be opened */
+        int first_refusal;                   /* the first one's error */
+        char first_refused[MODULE_PATH_MAX]; /* and its path */
         int fds[MODULES_MAX];
         ModuleEntry entries[MODULES_MAX];
 } ModuleSet;
 
-/* Opens the files maps (the text of /proc/PID/maps) names, beneath the task's root, given the
- * task's verified /proc directory. Returns how many were opened; ret->omitted counts the files
- * left out past MODULES_MAX. */
-int modules_open(int procdir, const char *maps, size_t len, ModuleSet *ret);
+/* Told of each file right before it is opened (the collector notes where it may stall). */
+typedef void (*ModulesProgress)(void *userdata, const char *path);
+
+typedef struct ModulesSource {
+        int root;              /* O_PATH descriptor of the task's root directory */
+        const char *exe;       /* its executable's path (the exe link), or NULL */
+        const char *maps;      /* the text of /proc/PID/maps */
+        size_t maps_len;
+        const char *mountinfo; /* the text of /proc/PID/mountinfo (devices of mounts) */
+        size_t mountinfo_len;
+        ModulesProgress progress;
+        void *userdata;
+} ModulesSource;
+
+/* A file a maps line names. */
+typedef struct MapsFile {
+        char path[MODULE_PATH_MAX];
+        dev_t dev;
+        ino_t ino;
+} MapsFile;
+
+/* Opens the files src->maps names. Returns how many were opened; ret->omitted counts the
+ * files left out past MODULES_MAX, ret->refused those not opened. */
+int modules_open(const ModulesSource *src, ModuleSet *ret);
 void modules_close(ModuleSet *s);
-/* Pure: the path of a maps line's file, if it maps a file worth opening ("/..." not deleted). */
-int modules_maps_path(const char *line, size_t len, char *buf, size_t size);
-/* The fallback resolution (exported for tests): path beneath root as openat2(RESOLVE_IN_ROOT)
- * would resolve it, as an O_PATH descriptor. */
+
+/* Pure: the file of a maps line, if it maps one worth opening (inode not 0, a path "/..." not
+ * deleted); -ENOENT otherwise. */
+int modules_maps_line(const char *line, size_t len, MapsFile *ret);
+/* Pure: the device mountinfo gives the mount with ID mnt_id. */
+int modules_mount_dev(const char *mountinfo, size_t len, uint64_t mnt_id, dev_t *ret);
+/* Pure: whether a file system (statfs f_type) is a kernel interface no module is opened on. */
+bool modules_fs_refused(uint64_t f_type);
+/* The fallback resolution (exported for tests): path beneath root as openat2(RESOLVE_IN_ROOT |
+ * RESOLVE_NO_SYMLINKS) would resolve it, as an O_PATH descriptor; -ELOOP at a symlink, -EXDEV
+ * at "..". */
 int modules_walk_beneath(int root, const char *path);

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The per-crash collector's child (collector.h): reads the crashed process's memory (command line,
+ * environment, its container leader's command line) as root, then opens its mapped files with
+ * the process's own file-system credentials. Touches only the descriptors it is given. */
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "fd-util.h"
+#include "macro.h"
+#include "modules.h"
+
+const char *collect_step_to_string(CollectStep step) {
+        static const char *const table[_COLLECT_STEP_MAX] = {
+                [COLLECT_STARTING] = "starting",
+                [COLLECT_CMDLINE] = "reading its command line",
+                [COLLECT_ENVIRON] = "reading its environment",
+                [COLLECT_LEADER_CMDLINE] = "reading its container leader's command line",
+                [COLLECT_CREDENTIALS] = "taking its credentials",
+                [COLLECT_MODULES] = "opening its mapped files",
+                [COLLECT_DONE] = "done",
+        };
+        return step < _COLLECT_STEP_MAX ? table[step] : "unknown";
+}
+
+static void set_step(CollectShared *sh, CollectStep step) {
+        __atomic_store_n(&sh->step, (uint32_t) step, __ATOMIC_RELEASE);
+}
+
+/* One field read as root, published once complete. */
+static void publish_file(CollectShared *sh, int dir, const char *name, const char *field, size_t max, char sep) {
+        Record r = {};
+        uint32_t len = sh->record_len;
+
+        if (meta_add_file(&r, dir, name, field, max, sep) >= 0 && r.len <= sizeof sh->record - len) {
+                if (r.overflow)
+                        sh->overflow = 1;
+                memcpy(sh->record + len, r.buf, r.len);
+                __atomic_store_n(&sh->record_len, len + (uint32_t) r.len, __ATOMIC_RELEASE);
+        }
+        record_free(&r);
+}
+
+/* The process's file-system credentials from here on: its fs uid and gid and its groups, and,
+ * where the process itself could read past permissions (root in the initial user namespace with
+ * CAP_DAC_OVERRIDE or CAP_DAC_READ_SEARCH), CAP_DAC_READ_SEARCH; no other capability. */
+static int take_creds(const TaskCreds *t, bool init_userns) {
+        bool dac = init_userns && (t->cap_eff & ((1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH)));
+        cap_value_t keep = CAP_DAC_READ_SEARCH;
+        cap_t caps;
+        int r = 0;
+
+        if (setgroups(t->n_groups, t->groups) < 0)
+                return negative_errno();
+        (void) setfsgid(t->fsgid);
+        (void) setfsuid(t->fsuid);
+        /* setfs*id() say nothing of failure: read them back (an invalid id changes nothing) */
+        if ((gid_t) setfsgid((gid_t) -1) != t->fsgid || (uid_t) setfsuid((uid_t) -1) != t->fsuid)
+                return -EPERM;
+        caps = cap_init();
+        if (!caps)
+                return -ENOMEM;
+        if (dac && (cap_set_flag(caps, CAP_PERMITTED, 1, &keep, CAP_SET) < 0 ||
+                    cap_set_flag(caps, CAP_EFFECTIVE, 1, &keep, CAP_SET) < 0))
+                r = negative_errno();
+        if (r == 0 && cap_set_proc(caps) < 0)
+                r = negative_errno();
+        cap_free(caps);
+        /* a change of credentials makes a process dumpable again under fs.suid_dumpable=1 */
+        if (r == 0 && (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0))
+                r = -EPERM;
+        return r;
+}
+
+static bool in_init_userns(int procdir) {
+        struct stat a, b;
+        return fstatat(procdir, "ns/user", &a, 0) == 0 && stat("/proc/self/ns/user", &b) == 0 &&
+               a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+static void on_module(void *userdata, const char *path) {
+        CollectShared *sh = userdata;
+        snprintf(sh->current, sizeof sh->current, "%s", path);
+}
+
+/* The module descriptors in one message (SCM_MAX_FD is 253, MODULES_MAX is below). */
+static int send_modules(int sock, const ModuleSet *set) {
+        uint32_t n = (uint32_t) set->n;
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * MODULES_MAX)];
+        } control = {};
+        struct iovec iov = { .iov_base = &n, .iov_len = sizeof n };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+        if (n > 0) {
+                struct cmsghdr *cm;
+
+                mh.msg_control = control.buf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+                cm = CMSG_FIRSTHDR(&mh);
+                cm->cmsg_level = SOL_SOCKET;
+                cm->cmsg_type = SCM_RIGHTS;
+                cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+                memcpy(CMSG_DATA(cm), set->fds, sizeof(int) * n);
+        }
+        return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? negative_errno() : 0;
+}
+
+static int collect_modules(const CollectInput *in, CollectShared *sh) {
+        const CrashMeta *m = in->meta;
+        RecordField maps, mountinfo, status;
+        _cleanup_close_ int root = -EBADF;
+        _cleanup_free_ ModuleSet *set = NULL;
+        _cleanup_free_ char *st = NULL;
+        TaskCreds creds;
+        bool init_userns;
+        int r;
+
+        if (!record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_MAPS", &maps) ||
+            !record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_STATUS", &status))
+                return 0;
+        if (!record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_MOUNTINFO", &mountinfo))
+                mountinfo = (RecordField) { .value = (const uint8_t *) "" };
+        set_step(sh, COLLECT_CREDENTIALS);
+        st = strndup((const char *) status.value, status.value_len);
+        set = calloc(1, sizeof *set);
+        if (!st || !set)
+                return -ENOMEM;
+        r = meta_parse_status_creds(st, &creds);
+        if (r < 0)
+                return r;
+        /* the root is opened as root (it takes ptrace access); nothing below it is */
+        init_userns = in_init_userns(in->procdir);
+        root = openat(in->procdir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        r = root < 0 ? negative_errno() : take_creds(&creds, init_userns);
+        meta_creds_done(&creds);
+        if (r < 0)
+                return r;
+        set_step(sh, COLLECT_MODULES);
+        (void) modules_open(&(ModulesSource) {
+                                    .root = root,
+                                    .exe = m->exe,
+                                    .maps = (const char *) maps.value,
+                                    .maps_len = maps.value_len,
+                                    .mountinfo = (const char *) mountinfo.value,
+                                    .mountinfo_len = mountinfo.value_len,
+                                    .progress = on_module,
+                                    .userdata = sh,
+                            },
+                            set);
+        memcpy(sh->entries, set->entries, set->n * sizeof(ModuleEntry));
+        sh->n_modules = (uint32_t) set->n;
+        sh->omitted = set->omitted;
+        sh->refused = set->refused;
+        sh->first_refusal = set->first_refusal;
+        snprintf(sh->first_refused, sizeof sh->first_refused, "%s", set->first_refused);
+        return send_modules(in->sock, set);
+}
+
+/* Nothing of the manager's but the descriptors this job needs; default signal handling, and
+ * gone with the manager. */
+static int child_setup(const CollectInput *in) {
+        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, in->procdir, in->leader_dir, in->sock };
+        sigset_t all;
+
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != in->parent)
+                return -ESRCH;
+        sigfillset(&all);
+        for (int sig = 1; sig < NSIG; sig++)
+                (void) signal(sig, sig == SIGPIPE ? SIG_IGN : SIG_DFL);
+        (void) sigprocmask(SIG_UNBLOCK, &all, NULL);
+        return close_all_fds_except(keep, ELEMENTSOF(keep));
+}
+
+_noreturn_ void collect_child_main(const CollectInput *in, CollectShared *sh) {
+        int r = child_setup(in);
+
+        if (r >= 0) {
+                set_step(sh, COLLECT_CMDLINE);
+                publish_file(sh, in->procdir, "cmdline", "COREDUMP_CMDLINE", CMDLINE_MAX, ' ');
+                set_step(sh, COLLECT_ENVIRON);
+                publish_file(sh, in->procdir, "environ", "COREDUMP_ENVIRON", ENVIRON_MAX, '\n');
+                if (in->leader_dir >= 0) {
+                        set_step(sh, COLLECT_LEADER_CMDLINE);
+                        publish_file(sh, in->leader_dir, "cmdline", "COREDUMP_CONTAINER_CMDLINE", CMDLINE_MAX, ' ');
+                }
+                r = collect_modules(in, sh);
+        }
+        sh->error = r < 0 ? r : 0;
+        set_step(sh, COLLECT_DONE);
+        _exit(r < 0 ? 1 : 0);
+}

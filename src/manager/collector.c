@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The manager's side of the per-crash collector (collector.h): fork, deadline, what the child
+ * delivered, and children stuck past their deadline. Manager (root): signals and reaps only its
+ * own collector children. */
+#include <assert.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "crash.h"
+#include "log.h"
+#include "manager.h"
+#include "pidfd-util.h"
+
+static void collector_free(Collector *col) {
+        Manager *m = col->manager;
+
+        sd_event_source_disable_unref(col->io_source);
+        sd_event_source_disable_unref(col->child_source);
+        safe_close(col->sock);
+        safe_close(col->pidfd);
+        if (col->modules)
+                modules_close(col->modules);
+        free(col->modules);
+        if (col->shared)
+                (void) munmap(col->shared, sizeof *col->shared);
+        if (col->stalled)
+                m->n_collectors_stalled--;
+        LIST_REMOVE(collectors, m->collectors, col);
+        free(col);
+}
+
+static unsigned stalled_of(Manager *m, uid_t uid) {
+        unsigned n = 0;
+
+        for (Collector *col = m->collectors; col; col = col->collectors_next)
+                n += col->stalled && col->uid == uid;
+        return n;
+}
+
+/* The child's one message: the module descriptors, as many as it says in shared memory. */
+static void receive_modules(Collector *col) {
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * MODULES_MAX)];
+        } control;
+        uint32_t n = 0;
+        struct iovec iov = { .iov_base = &n, .iov_len = sizeof n };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                             .msg_controllen = sizeof control.buf };
+        ssize_t k = recvmsg(col->sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        struct cmsghdr *cm;
+        size_t got = 0;
+        int *fds = NULL;
+
+        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+                col->eof = true;
+                return;
+        }
+        if (k < 0)
+                return;
+        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+                        fds = (int *) CMSG_DATA(cm);
+                        got = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                }
+        /* a second message, a short one or a count that disagrees: none of it is used */
+        if (col->modules || k != (ssize_t) sizeof n || (mh.msg_flags & MSG_CTRUNC) || n != got || n > MODULES_MAX ||
+            n != col->shared->n_modules || !(col->modules = calloc(1, sizeof *col->modules))) {
+                for (size_t i = 0; i < got; i++)
+                        safe_close(fds[i]);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                col->modules->fds[i] = fds[i];
+                memcpy(&col->modules->entries[i], &col->shared->entries[i], sizeof(ModuleEntry));
+                col->modules->entries[i].path[MODULE_PATH_MAX - 1] = 0;
+        }
+        col->modules->n = n;
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Collector *col = userdata;
+        Crash *c = col->crash;
+
+        receive_modules(col);
+        if (!col->eof)
+                return 0;
+        col->io_source = sd_event_source_disable_unref(col->io_source);
+        if (c)
+                crash_collected(c);
+        return 0;
+}
+
+static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        Collector *col = userdata;
+
+        col->reaped = true;
+        col->child_source = sd_event_source_disable_unref(col->child_source);
+        if (si->si_code != CLD_EXITED || si->si_status != 0)
+                log_debug("Collector %d %s %d", (int) col->pid,
+                          si->si_code == CLD_EXITED ? "exited with status" : "was killed by signal", si->si_status);
+        if (col->stalled)
+                log_info("Collector %d of uid %u ended after its deadline: the file system it waited for answered "
+                         "or went away", (int) col->pid, (unsigned) col->uid);
+        if (!col->crash)
+                collector_free(col);
+        /* otherwise EOF on the socket follows (or came): on_io finishes the crash */
+        return 0;
+}
+
+static int collector_spawn(Collector *col, const CollectInput *in) {
+        pid_t pid = fork();
+
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0)
+                collect_child_main(in, col->shared);
+        col->pid = pid;
+        col->pidfd = pidfd_open_pid(pid);
+        if (col->pidfd < 0) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                return col->pidfd;
+        }
+        return 0;
+}
+
+/* Whether the uid's crashes get a collector now; why says why not. */
+static bool collector_allowed(Manager *m, uid_t uid, char *why, size_t size) {
+        unsigned mine = stalled_of(m, uid);
+
+        if (mine >= COLLECTORS_STALLED_PER_UID_MAX) {
+                snprintf(why, size, "not read: %u earlier collection%s for uid %u did not finish (a file system its "
+                         "processes use does not answer)", mine, mine == 1 ? "" : "s", (unsigned) uid);
+                return false;
+        }
+        if (uid != 0 && m->n_collectors_stalled >= COLLECTORS_STALLED_MAX) {
+                snprintf(why, size, "not read: %u collections of other crashes did not finish", m->n_collectors_stalled);
+                return false;
+        }
+        return true;
+}
+
+int collector_start(Crash *c, char *why, size_t size) {
+        Manager *m = c->manager;
+        Collector *col;
+        int sv[2], r;
+
+        assert(!c->collector && c->proc_dir >= 0);
+        if (!collector_allowed(m, c->info.ruid, why, size))
+                return 0;
+        col = calloc(1, sizeof *col);
+        if (!col)
+                return -ENOMEM;
+        *col = (Collector) { .manager = m, .crash = c, .pid = 0, .pidfd = -EBADF, .sock = -EBADF, .uid = c->info.ruid };
+        LIST_PREPEND(collectors, m->collectors, col);
+        col->shared = mmap(NULL, sizeof *col->shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (col->shared == MAP_FAILED) {
+                col->shared = NULL;
+                r = negative_errno();
+        } else
+                r = socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ? negative_errno() : 0;
+        if (r >= 0) {
+                col->sock = sv[0];
+                r = collector_spawn(col, &(CollectInput) { .procdir = c->proc_dir, .leader_dir = c->leader_dir,
+                                                           .sock = sv[1], .parent = getpid(), .meta = &c->meta });
+                safe_close(sv[1]);
+        }
+        if (r >= 0)
+                r = sd_event_add_io(m->event, &col->io_source, col->sock, EPOLLIN, on_io, col);
+        if (r >= 0)
+                r = sd_event_add_child_pidfd(m->event, &col->child_source, col->pidfd, WEXITED, on_child_exit, col);
+        if (r < 0) {
+                if (col->pidfd >= 0) {
+                        (void) pidfd_send_sig(col->pidfd, SIGKILL);
+                        (void) waitid((idtype_t) P_PIDFD, (id_t) col->pidfd, &(siginfo_t) {}, WEXITED);
+                }
+                collector_free(col);
+                snprintf(why, size, "not read: the collector could not be started (%s)", strerror(-r));
+                return r;
+        }
+        c->collector = col;
+        return 1;
+}
+
+/* The fields the child completed, each checked, into the crash's metadata. */
+static void harvest_fields(Collector *col, CrashMeta *meta) {
+        uint32_t len = __atomic_load_n(&col->shared->record_len, __ATOMIC_ACQUIRE);
+        RecordField f;
+        size_t pos = 0;
+        char name[FIELD_NAME_MAX + 1];
+
+        if (len > sizeof col->shared->record)
+                return;
+        while (record_next(col->shared->record, len, &pos, &f) > 0) {
+                snprintf(name, sizeof name, "%.*s", (int) MIN(f.name_len, (size_t) FIELD_NAME_MAX), f.name);
+                (void) record_add(&meta->fields, name, f.value, f.value_len, 0);
+        }
+        if (col->shared->overflow)
+                meta->fields.overflow = true;
+}
+
+static void harvest_modules(Collector *col, CrashMeta *meta) {
+        CollectShared *sh = col->shared;
+
+        meta->modules = TAKE_PTR(col->modules);
+        if (sh->omitted > 0 && sh->omitted <= UINT32_MAX)
+                (void) record_addf(&meta->fields, "COREDUMP_MODULES_OMITTED", "%u", (unsigned) sh->omitted);
+        if (sh->refused > 0) {
+                sh->first_refused[sizeof sh->first_refused - 1] = 0;
+                log_debug("Crash of PID %d: %u mapped files not opened for the traces, the first %s: %s",
+                          (int) col->crash->info.pid, (unsigned) sh->refused, sh->first_refused,
+                          strerror(sh->first_refusal < 0 ? -sh->first_refusal : EINVAL));
+        }
+}
+
+/* Where a child that has not finished is: "reading its environment", "opening its mapped file X". */
+static void stall_reason(Collector *col, char *why, size_t size) {
+        CollectStep step = __atomic_load_n(&col->shared->step, __ATOMIC_ACQUIRE);
+
+        col->shared->current[sizeof col->shared->current - 1] = 0;
+        if (step == COLLECT_MODULES)
+                snprintf(why, size, "stalled %s (at %s) for more than %llu s; a file system it uses does not answer",
+                         collect_step_to_string(step), col->shared->current,
+                         (unsigned long long) (COLLECT_TIMEOUT_USEC / USEC_PER_SEC));
+        else
+                snprintf(why, size, "stalled %s for more than %llu s; a file system it maps does not answer",
+                         collect_step_to_string(step), (unsigned long long) (COLLECT_TIMEOUT_USEC / USEC_PER_SEC));
+}
+
+static void kill_child(Collector *col) {
+        if (!col->reaped)
+                (void) pidfd_send_sig(col->pidfd, SIGKILL);
+}
+
+void collector_harvest(Crash *c, char *why, size_t size) {
+        Collector *col = c->collector;
+        Manager *m = c->manager;
+
+        if (!col)
+                return;
+        why[0] = 0;
+        if (!col->eof)
+                receive_modules(col); /* a message may be queued still */
+        harvest_fields(col, &c->meta);
+        if (col->eof)
+                harvest_modules(col, &c->meta);
+        else
+                stall_reason(col, why, size);
+        c->collector = NULL;
+        col->crash = NULL;
+        col->io_source = sd_event_source_disable_unref(col->io_source);
+        if (col->reaped) {
+                collector_free(col);
+                return;
+        }
+        /* kept until it has exited (on_child_exit); one that did not finish is killed, and counts as
+         * stalled against its uid while it is stuck */
+        if (!col->eof) {
+                col->stalled = true;
+                m->n_collectors_stalled++;
+                kill_child(col);
+        }
+}
+
+void collector_free_all(Manager *m) {
+        while (m->collectors) {
+                Collector *col = m->collectors;
+
+                if (col->crash)
+                        col->crash->collector = NULL;
+                kill_child(col);
+                collector_free(col);
+        }
+}

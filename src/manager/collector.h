@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of the per-crash collector: a forked child of coredumpd that does the reads that can
+ * block on a user's file system, so that the event loop never does. Manager (root). */
+#pragma once
+
+/* What a crashed process's owner controls can block a reader without end: its command line and
+ * environment are read from its memory, where a page may be a file on a FUSE file system whose
+ * server never answers (a request the server has read is waited for even through SIGKILL), and
+ * its mapped files may be on such a file system too. So these reads happen in a child forked
+ * for the crash (collect-child.c), with a deadline. Everything else the manager reads of the
+ * process comes from the kernel alone and stays on the event loop (meta.c).
+ *
+ * The child reports through memory shared with the manager: each record field once complete,
+ * and where it is (the step, the file being opened), so a stall is recorded precisely and what
+ * was read before it is kept. The module descriptors come in one message on a socket pair. At
+ * the deadline the child is killed; one stuck in an unkillable wait is left to exit whenever its
+ * file system answers, and is reaped then. While a uid has COLLECTORS_STALLED_PER_UID_MAX of
+ * those, its next crashes are recorded without these reads (and say so), so one user's hung
+ * file system costs the daemon one deadline, not one per crash. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+#include "list.h"
+#include "macro.h"
+#include "meta.h"
+#include "proto.h"
+#include "time-util.h"
+
+typedef struct Crash Crash;
+typedef struct Manager Manager;
+
+#define COLLECT_TIMEOUT_USEC (5 * USEC_PER_SEC)
+#define COLLECTORS_STALLED_PER_UID_MAX 1U
+#define COLLECTORS_STALLED_MAX 64U /* all uids; past it only root's crashes get a collector */
+/* room for the fields the child reads (their caps in meta.h) and their framing */
+#define COLLECT_RECORD_MAX (2 * CMDLINE_MAX + ENVIRON_MAX + 4096U)
+
+typedef enum CollectStep {
+        COLLECT_STARTING,
+        COLLECT_CMDLINE,
+        COLLECT_ENVIRON,
+        COLLECT_LEADER_CMDLINE,
+        COLLECT_CREDENTIALS,
+        COLLECT_MODULES,
+        COLLECT_DONE,
+        _COLLECT_STEP_MAX,
+} CollectStep;
+
+/* Written by the child, read by the manager: record[0, record_len) are complete fields. */
+typedef struct CollectShared {
+        uint32_t step;        /* CollectStep */
+        uint32_t record_len;  /* stored with release order once the bytes are in place */
+        uint32_t n_modules;   /* descriptors in the child's one message, <= MODULES_MAX */
+        uint32_t omitted;     /* files past MODULES_MAX */
+        uint32_t refused;     /* files not opened (failed a check, or no permission) */
+        int32_t first_refusal;
+        int32_t error;        /* why the child could not go on, if it stopped early */
+        uint32_t overflow;    /* a field was cut at its cap */
+        char first_refused[MODULE_PATH_MAX];
+        char current[MODULE_PATH_MAX]; /* the file being opened in COLLECT_MODULES */
+        ModuleEntry entries[MODULES_MAX];
+        uint8_t record[COLLECT_RECORD_MAX];
+} CollectShared;
+
+typedef struct Collector {
+        Manager *manager;
+        Crash *crash;       /* NULL once detached: killed at its deadline, not exited yet */
+        pid_t pid;
+        int pidfd;
+        int sock;
+        uid_t uid;
+        CollectShared *shared;
+        ModuleSet *modules; /* what the child's message brought, until harvested */
+        bool eof;           /* the child's end of the socket is closed: it is done */
+        bool reaped;
+        bool stalled;       /* detached before it finished: counts against its uid until it exits */
+        sd_event_source *io_source;
+        sd_event_source *child_source;
+        LIST_FIELDS(struct Collector, collectors);
+} Collector;
+
+/* Starts the collector of a crash whose kernel-side metadata is read (c->meta.dir open). 1 when
+ * started (crash_collected() follows), 0 when this crash gets none (why says why), <0 error. */
+int collector_start(Crash *c, char *why, size_t size);
+/* Takes what the collector delivered into c->meta (fields, modules) and lets it go: a finished
+ * one is freed, one still running is killed and kept until it exits. why gets where a stalled
+ * child was ("" if it had finished). */
+void collector_harvest(Crash *c, char *why, size_t size);
+/* Frees every collector (the manager exits; children still stuck are left to exit). */
+void collector_free_all(Manager *m);
+
+/* The child's side (collect-child.c). */
+typedef struct CollectInput {
+        int procdir;    /* the crashed process's verified /proc directory */
+        int leader_dir; /* its container leader's, or -EBADF */
+        int sock;
+        pid_t parent;   /* the manager (the child exits if it is gone already) */
+        const CrashMeta *meta;
+} CollectInput;
+_noreturn_ void collect_child_main(const CollectInput *in, CollectShared *sh);
+/* Pure: what the child was doing at step, for the record ("reading its environment"). */
+const char *collect_step_to_string(CollectStep step);

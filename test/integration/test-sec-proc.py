@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Issue 18, findings 1 and 2: what a hostile user can make the manager do with the files their
+process maps and the memory /proc reads. The unprivileged test user attacks; root's files and
+root's crashes are the victims. Each case failed before its fix."""
+import ctypes
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+
+from corpus import message_frames
+from cdtest import (BUILD, CRASHER, Env, _restore, check, crash, read_exports, run_cases, skip,
+                    test_user, wait_until)
+
+MAP_CRASH = os.path.join(BUILD, "test", "map-crash")
+FUSE_STALL = os.path.join(BUILD, "test", "fuse-stall")
+COLLECT_TIMEOUT = 5  # COLLECT_TIMEOUT_USEC, src/manager/collector.h
+PROMPT = 3  # seconds a crash may take while another is stalled: well under the stall's deadline
+
+IN_ACCESS, IN_OPEN = 0x1, 0x20
+IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, 0o2000000
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class OpenWatch:
+    """inotify on files: every open (and read) of them by anyone, from now on."""
+
+    def __init__(self, paths):
+        self.fd = _libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        check(self.fd >= 0, f"inotify_init1: {os.strerror(ctypes.get_errno())}")
+        _restore.append((lambda: os.close(self.fd), "inotify"))
+        self.names = {}
+        for p in paths:
+            wd = _libc.inotify_add_watch(self.fd, p.encode(), IN_OPEN | IN_ACCESS)
+            check(wd >= 0, f"inotify_add_watch {p}: {os.strerror(ctypes.get_errno())}")
+            self.names[wd] = p
+
+    def events(self):
+        out = []
+        try:
+            buf = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return out
+        off = 0
+        while off + 16 <= len(buf):
+            wd, mask, _, name_len = struct.unpack_from("iIII", buf, off)
+            out.append((self.names.get(wd), "open" if mask & IN_OPEN else "read"))
+            off += 16 + name_len
+        return out
+
+
+def user_dir(user):
+    """A directory of the test user's own, as an attacker has in /tmp."""
+    path = tempfile.mkdtemp(prefix="cds-sec.", dir="/tmp")
+    _restore.append((lambda: shutil.rmtree(path, ignore_errors=True), path))
+    os.chown(path, user.pw_uid, user.pw_gid)
+    return path
+
+
+def as_user(user, cmd):
+    return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", *cmd]
+
+
+def record_of(env, pid, d, timeout=60):
+    return wait_until(lambda: {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}.get(str(pid).encode()),
+                      timeout, lambda: f"the record of PID {pid}:\n{d.log_text()}")
+
+
+def check_traces(rec, what):
+    frames = message_frames(rec.get("MESSAGE", b"").decode(errors="replace"))
+    check("main" in frames, f"{what}: no stack trace through main in MESSAGE: {rec.get('MESSAGE')!r}")
+    check(rec.get("COREDUMP_FILENAME"), f"{what}: no core stored: {rec.get('COREDUMP_PROCESSING_ERROR')!r}")
+
+
+def run_map_crash(user, path, *args, before_crash=None, env=None):
+    """map-crash as the user: maps path, then (after before_crash()) crashes. Returns its PID."""
+    p = subprocess.Popen(as_user(user, [MAP_CRASH, path, *args]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=dict(env or os.environ, MAP_CRASH_WAIT="1"))
+    _restore.append((lambda: p.poll() is None and p.kill(), f"map-crash {p.pid}"))
+    line = p.stdout.readline()
+    if line.strip() != b"mapped":  # (its stderr is read only then: it stays open until it crashes)
+        check(False, f"map-crash did not map {path}: {line!r} {p.stderr.read()!r}")
+    if before_crash:
+        before_crash()
+    p.stdin.write(b"x")
+    p.stdin.close()
+    p.wait(120)
+    check(p.returncode == -11, f"map-crash ended with {p.returncode}, not SIGSEGV")
+    return p.pid
+
+
+def case_modules_symlink():
+    """Finding 1: maps writes a newline in a path as the text \\012 and leaves backslashes alone.
+    The user maps ".../lib<newline>.so" and plants a symlink named "lib\\012.so" to a root-only
+    file: the manager resolved maps' text, followed the link as root and handed the worker a
+    descriptor of the secret. Now a module is opened only if it is the very inode maps names,
+    with no symlink followed: the secret is never opened, the crash is stored with traces."""
+    user = test_user()
+    env = Env()
+    secret = os.path.join(env.base, "secret")
+    with open(secret, "w") as f:
+        f.write("root's secret\n")
+    os.chmod(secret, 0o600)
+    home = user_dir(user)
+    mapped = os.path.join(home, "lib\n.so")
+    shutil.copy(CRASHER, mapped)
+    os.chown(mapped, user.pw_uid, user.pw_gid)
+    planted = os.path.join(home, "lib\\012.so")
+    os.symlink(secret, planted)
+    os.lchown(planted, user.pw_uid, user.pw_gid)
+    d = env.start()
+    watch = OpenWatch([secret])
+    pid = run_map_crash(user, mapped)
+    rec = record_of(env, pid, d)
+    maps = rec.get("COREDUMP_PROC_MAPS", b"")
+    check(b"lib\\012.so" in maps, f"maps does not name the planted path: {maps!r}")
+    opened = watch.events()
+    check(not opened, f"the secret behind the planted symlink was opened: {opened}")
+    check_traces(rec, "the attacker's crash")
+    print(f"observed: maps names {planted!r}, the secret was not opened, PID {pid} stored with traces")
+
+
+def case_modules_access():
+    """Finding 1: only what the crashing task itself could read. The user maps a file of their
+    own and takes its read permission away before crashing: root's DAC_READ_SEARCH opened it
+    anyway. Now the collector opens modules with the task's fs uid, gid and groups: the file is
+    not opened (no IN_OPEN), and the crash is still stored with traces of the rest."""
+    user = test_user()
+    env = Env()
+    home = user_dir(user)
+    lib = os.path.join(home, "own.so")
+    shutil.copy(CRASHER, lib)
+    os.chown(lib, user.pw_uid, user.pw_gid)
+    d = env.start()
+    watch = OpenWatch([lib])
+    def revoke():
+        watch.events()  # the crasher's own open
+        os.chmod(lib, 0)
+
+    pid = run_map_crash(user, lib, before_crash=revoke)
+    rec = record_of(env, pid, d)
+    opened = watch.events()
+    check(not opened, f"a file the crashed task could no longer read was opened for it: {opened}")
+    check_traces(rec, "the crash")
+    print(f"observed: {lib} (mode 000) not opened; PID {pid} stored with traces")
+
+
+def allow_other():
+    """user_allow_other in /etc/fuse.conf, as administrators set it for sshfs and friends: then
+    a user's FUSE mount may be opened by others, root included. Restored afterwards."""
+    conf = "/etc/fuse.conf"
+    old = open(conf).read() if os.path.exists(conf) else None
+
+    def restore():
+        if old is None:
+            os.unlink(conf)
+        else:
+            with open(conf, "w") as f:
+                f.write(old)
+
+    _restore.append((restore, conf))
+    with open(conf, "w") as f:
+        f.write((old or "") + "\nuser_allow_other\n")
+
+
+def start_fuse(user):
+    """The user's FUSE file system, mounted through setuid fusermount3 as any user can, whose
+    server answers the first open of its file and stalls every later one. Stopped, and its
+    mount gone, whatever happens."""
+    if not shutil.which("fusermount3") or not os.path.exists("/dev/fuse"):
+        skip("no FUSE here (fusermount3, /dev/fuse)")
+    mode = os.stat("/dev/fuse").st_mode & 0o777
+    if mode != 0o666:
+        # as udev makes it on a Debian system (a container's /dev may be stricter)
+        os.chmod("/dev/fuse", 0o666)
+        _restore.append((lambda: os.chmod("/dev/fuse", mode), f"/dev/fuse mode {mode:o}"))
+    allow_other()
+    mnt = user_dir(user)
+    server = subprocess.Popen(as_user(user, [FUSE_STALL, mnt, "allow_other"]), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+
+    def stop():
+        if server.poll() is None:
+            server.kill()  # its /dev/fuse closes: every request still waiting fails, nothing stays stuck
+            server.wait(30)
+        subprocess.run(["umount", "-l", mnt], stderr=subprocess.DEVNULL)
+
+    _restore.append((stop, f"FUSE server {server.pid} on {mnt}"))
+    line = server.stdout.readline()
+    if line.strip() != b"ready":
+        check(False, f"the FUSE server did not start: {line!r} {server.stderr.read()!r}")
+    return mnt, stop
+
+
+def case_fuse_stall():
+    """Finding 2: the user maps a file of their FUSE file system (allow_other, as
+    user_allow_other permits) and crashes; the server answers no later open. The manager opened
+    the mapped files on its single thread, as root, and waited for the server for ever (a
+    request the server has read is waited for even through SIGKILL): every later crash, root's
+    included, waited too, and the crashed task stayed pinned. Now a collector child opens them:
+    root's crash is stored at once, the stalled crash is stored at the collector's deadline
+    with a record saying where it stalled, and the user's next crash is stored at once, without
+    those reads, saying why. (The command line and environment cannot be stalled this way: the
+    kernel reads them only from anonymous memory; the collector reads them all the same.)"""
+    user = test_user()
+    env = Env()
+    mnt, stop_fuse = start_fuse(user)
+    try:
+        fuse_stall(env, user, mnt, stop_fuse)
+    finally:
+        stop_fuse()  # before the daemon is stopped: a stuck daemon cannot die while the server lives
+
+
+def timed_crash(user=None):
+    """(pid, seconds) of a crash that must complete well within the stall's deadline."""
+    t = time.monotonic()
+    try:
+        pid, rc = crash("segv", user=user, timeout=COLLECT_TIMEOUT + 30)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"a crash did not complete in {COLLECT_TIMEOUT + 30} s: the manager is stalled")
+    check(rc == -11, f"the crasher ended with {rc}")
+    return pid, time.monotonic() - t
+
+
+def fuse_stall(env, user, mnt, stop_fuse):
+    hostile = os.path.join(mnt, "f")
+    d = env.start()
+    t0 = time.monotonic()
+    stalled = subprocess.Popen(as_user(user, [MAP_CRASH, hostile, "1"]), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    _restore.append((lambda: stalled.poll() is None and stalled.kill(), f"map-crash {stalled.pid}"))
+    line = stalled.stdout.readline()
+    if line.strip() != b"mapped":
+        check(False, f"map-crash did not map the FUSE file: {line!r} {stalled.stderr.read()!r}")
+    time.sleep(0.5)  # its crash reaches the manager first
+    # root's crash while the user's is stalled
+    root_pid, took = timed_crash()
+    check(took < PROMPT, f"root's crash took {took:.1f} s while the user's crash was stalled:\n{d.log_text()}")
+    root = record_of(env, root_pid, d, timeout=PROMPT)
+    check(root.get("COREDUMP_FILENAME"), f"root's crash not stored: {root}")
+    # the stalled crash ends at the collector's deadline, stored, saying where it stalled
+    rec = record_of(env, stalled.pid, d, timeout=COLLECT_TIMEOUT + 30)
+    ended = time.monotonic() - t0
+    why = rec.get("COREDUMP_PROC_INCOMPLETE", b"").decode()
+    check("opening its mapped files" in why and hostile in why,
+          f"the stalled crash's record does not say where it stalled: {why!r}\n{d.log_text()}")
+    check(rec.get("COREDUMP_CMDLINE") and rec.get("COREDUMP_ENVIRON"), "what was read before the stall was not kept")
+    check(rec.get("COREDUMP_FILENAME"), f"the stalled crash's core was not stored: {rec}")
+    check(stalled.wait(30) == -11, "the stalled crasher did not die of its signal")
+    # the same user's next crash: no second stall, stored at once, saying why it lacks those reads
+    user_pid, took2 = timed_crash(user)
+    check(took2 < PROMPT, f"the user's next crash took {took2:.1f} s during the stall:\n{d.log_text()}")
+    nxt = record_of(env, user_pid, d, timeout=PROMPT)
+    check("did not finish" in nxt.get("COREDUMP_PROC_INCOMPLETE", b"").decode(),
+          f"the next crash does not say why its command line is missing: {nxt.get('COREDUMP_PROC_INCOMPLETE')!r}")
+    check(nxt.get("COREDUMP_FILENAME"), "the user's next crash was not stored")
+    # the file system goes away: the stuck collector ends, and the user's crashes are whole again
+    stop_fuse()
+    d.wait_log(r"Collector \d+ of uid \d+ ended after its deadline", timeout=30)
+    again, rc = crash("segv", user=user)
+    whole = record_of(env, again, d)
+    check(whole.get("COREDUMP_ENVIRON") and not whole.get("COREDUMP_PROC_INCOMPLETE"),
+          "the user's crash after the stall ended was not read whole")
+    print(f"observed: root's crash took {took:.2f} s during the stall; the stalled one ended after {ended:.1f} s "
+          f"({why}); the user's next one took {took2:.2f} s")
+
+
+if __name__ == "__main__":
+    run_cases({"modules_symlink": case_modules_symlink, "modules_access": case_modules_access,
+               "fuse_stall": case_fuse_stall})
