@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "analysis.h"
 #include "fd-util.h"
@@ -130,6 +131,28 @@ static int write_entry(Record *rec, const CoreFacts *facts, int journal_fd, bool
 }
 
 #ifdef WORKER_TEST_FAULTS
+#define FAULT_FLOOD_SEC 20                /* "flood" stops by itself after this (a manager that never reads) */
+#define FAULT_FLOOD_PIPE_SIZE (1U << 20) /* fs.pipe-max-size's default */
+
+/* Writes stderr as fast as it can until the manager stops reading it (EPIPE or SIGPIPE), or
+ * for FAULT_FLOOD_SEC; then the job goes on. First it tries to enlarge the pipe, so that the
+ * manager never finds it empty, as a worker the core took over would (the seccomp filter refuses
+ * F_SETPIPE_SZ now). */
+static void flood_stderr(void) {
+        static char chunk[1 << 16];
+        struct timespec t0, now;
+
+        (void) fcntl(STDERR_FILENO, F_SETPIPE_SZ, FAULT_FLOOD_PIPE_SIZE);
+        memset(chunk, 'f', sizeof chunk);
+        for (size_t i = 99; i < sizeof chunk; i += 100)
+                chunk[i] = '\n';
+        (void) clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+                if (write(STDERR_FILENO, chunk, sizeof chunk) < 0 && errno != EINTR)
+                        return;
+        while (clock_gettime(CLOCK_MONOTONIC, &now) == 0 && now.tv_sec - t0.tv_sec < FAULT_FLOOD_SEC);
+}
+
 #define FAULT_GROW_MAX (256U << 20)
 /* "grow": as a worker the core took over would, append to the stored core (after RESULT with
  * @journal) until a write fails or FAULT_GROW_MAX, and say how far it got. */
@@ -147,9 +170,10 @@ static void grow_output(int out_fd) {
 }
 
 /* Test builds only (meson -Dworker-test-faults=true): misbehave on purpose, for crashes of a
- * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed, grow;
- * at the start of the core, or with "@journal" (crash@journal, hang@journal, grow@journal) once
- * the core is stored, before the journal entry. */
+ * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed, flood
+ * (its stderr), grow (its stored core); at the start of the core, or with "@journal"
+ * (crash@journal, hang@journal, grow@journal) once the core is stored, before the journal
+ * entry. */
 static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
         const char *fault = getenv("COREDUMP_WORKER_FAULT"), *at;
         RecordField f;
@@ -170,6 +194,8 @@ static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
                         (void) poll(NULL, 0, -1);
         if (!strcmp(fault, "malformed"))
                 (void) proto_send(WORKER_CONTROL_FD, "garbage", 7, NULL, 0);
+        if (!strcmp(fault, "flood"))
+                flood_stderr();
         if (!strcmp(fault, "grow"))
                 grow_output(out_fd);
 }
