@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The worker's seccomp allowlist, named after what it does: read a socket, write an already
  * open file, compress in memory, talk to its manager and to journald. The native architecture
- * only; anything not listed kills the process, except a few harmless probes of libc that get an
- * error instead. */
+ * only; anything not listed kills the process, except a few harmless probes of libc and the fcntl
+ * commands it does not use, which get an error instead. */
+#include <assert.h>
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -26,7 +28,7 @@ static const int allowed[] = {
         /* stream the core, write the output, talk to the manager */
         SCMP_SYS(read), SCMP_SYS(readv), SCMP_SYS(pread64), SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(pwrite64),
         SCMP_SYS(lseek), SCMP_SYS(ftruncate), SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(close),
-        SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(fcntl), SCMP_SYS(shutdown),
+        SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(shutdown),
         SCMP_SYS(recvmsg), SCMP_SYS(recvfrom), SCMP_SYS(sendmsg), SCMP_SYS(sendto), SCMP_SYS(poll), SCMP_SYS(ppoll),
         /* the output's file system: storing stops before it goes below KeepFree= */
         SCMP_SYS(fstatfs),
@@ -49,8 +51,62 @@ static const int soft_denied[] = {
         SCMP_SYS(uname), SCMP_SYS(sysinfo),
 };
 
-static int add_filtered(scmp_filter_ctx ctx) {
+/* fcntl: only the commands the worker uses, sorted. Every other one fails with EPERM, above all
+ * F_SETOWN(_EX), F_SETSIG, F_SETLEASE, F_NOTIFY and F_SETFL with O_ASYNC: with them the kernel
+ * would send signals of the worker's choosing (SIGIO) to processes of its uid, which Landlock
+ * scopes only from ABI 6. (ioctl, with FIOASYNC, FIOSETOWN and SIOCSPGRP, is not allowed at all.) */
+static const struct {
+        uint64_t cmd;
+        bool no_async; /* only without O_ASYNC in the flags */
+} fcntl_allowed[] = {
+        { F_GETFD },               /* libc */
+        { F_GETFL },               /* fd_set_nonblock() */
+        { F_SETFL, true },         /* fd_set_nonblock() */
+        { F_DUPFD_CLOEXEC },       /* libdwfl's copy of each module's descriptor */
+        { F_ADD_SEALS },           /* the analysis and journal memfds */
+};
+#define FCNTL_DENY (SCMP_ACT_ERRNO(EPERM))
+
+/* Denies the commands lo..hi (inclusive), as aligned blocks that one masked compare each matches
+ * (a rule compares an argument once, and denials must not overlap the allowed values). */
+static int fcntl_deny_range(scmp_filter_ctx ctx, uint64_t lo, uint64_t hi) {
         int r = 0;
+
+        while (lo <= hi && r == 0) {
+                uint64_t size = 1;
+
+                while (lo % (size * 2) == 0 && lo + size * 2 - 1 <= hi)
+                        size *= 2;
+                r = seccomp_rule_add(ctx, FCNTL_DENY, SCMP_SYS(fcntl), 1, SCMP_A1_64(SCMP_CMP_MASKED_EQ, ~(size - 1), lo));
+                lo += size;
+        }
+        return r;
+}
+
+static int add_fcntl(scmp_filter_ctx ctx) {
+        uint64_t next = 0; /* the lowest command not ruled on yet */
+        int r = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(fcntl_allowed) && r == 0; i++) {
+                uint64_t cmd = fcntl_allowed[i].cmd;
+
+                assert(cmd >= next);
+                r = cmd > next ? fcntl_deny_range(ctx, next, cmd - 1) : 0;
+                if (fcntl_allowed[i].no_async) {
+                        r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 2, SCMP_A1_64(SCMP_CMP_EQ, cmd),
+                                                  SCMP_A2_64(SCMP_CMP_MASKED_EQ, O_ASYNC, 0));
+                        r = r ?: seccomp_rule_add(ctx, FCNTL_DENY, SCMP_SYS(fcntl), 2, SCMP_A1_64(SCMP_CMP_EQ, cmd),
+                                                  SCMP_A2_64(SCMP_CMP_MASKED_EQ, O_ASYNC, O_ASYNC));
+                } else
+                        r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1, SCMP_A1_64(SCMP_CMP_EQ, cmd));
+                next = cmd + 1;
+        }
+        /* every command above the last allowed one, and any with high bits set */
+        return r ?: seccomp_rule_add(ctx, FCNTL_DENY, SCMP_SYS(fcntl), 1, SCMP_A1_64(SCMP_CMP_GE, next));
+}
+
+static int add_filtered(scmp_filter_ctx ctx) {
+        int r = add_fcntl(ctx);
 
         /* no executable memory, ever */
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));

@@ -3,17 +3,25 @@
  *   sandbox-probe UID GID ACTION
  * Prints "errno=N" if the call failed (exit 0), "allowed" if it worked (exit 1); a call the
  * filter forbids kills the process with SIGSYS. ACTION "status" prints /proc/self/status lines
- * read before the filter (via a descriptor kept open). */
+ * read before the filter (via a descriptor kept open). The fcntl and ioctl actions act on stdout.
+ *   sandbox-probe UID GID ptrace-race PID SECONDS
+ * enters no sandbox: it is the attacker of a worker. It becomes UID and GID and tries
+ * PTRACE_SEIZE on PID as fast as it can until PID is gone or SECONDS pass; prints "ready", then
+ * "attached after N tries" (exit 1) or "refused N times" (exit 0). */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -38,8 +46,55 @@ static int connect_path(const char *path) {
         return connect(fd, (struct sockaddr *) &sa, sizeof sa);
 }
 
+#define FCNTL_SCAN_MAX 4096 /* past every command the kernel knows */
+
+/* Every fcntl command up to FCNTL_SCAN_MAX, and one with high bits set: prints those not refused
+ * with EPERM ("fcntl-ok=N,N,..."). */
+static int fcntl_scan(void) {
+        printf("fcntl-ok=");
+        for (long cmd = 0; cmd <= FCNTL_SCAN_MAX; cmd++)
+                if (syscall(SYS_fcntl, STDOUT_FILENO, cmd, 0L) >= 0 || errno != EPERM)
+                        printf("%ld,", cmd);
+        if (syscall(SYS_fcntl, STDOUT_FILENO, (1L << 32) | F_GETFL, 0L) >= 0 || errno != EPERM)
+                printf("high-bits");
+        printf("\n");
+        return 0;
+}
+
+/* fcntl and ioctl on stdout: the ones that make the kernel signal someone (SIGIO), and the ones
+ * the worker needs */
+static int act_fd(const char *a) {
+        struct f_owner_ex owner = { F_OWNER_PID, getpid() };
+        int on = 1, pid = getpid();
+
+        if (!strcmp(a, "fcntl-setown"))
+                return report(fcntl(STDOUT_FILENO, F_SETOWN, getpid()));
+        if (!strcmp(a, "fcntl-setown-ex"))
+                return report(fcntl(STDOUT_FILENO, F_SETOWN_EX, &owner));
+        if (!strcmp(a, "fcntl-setsig"))
+                return report(fcntl(STDOUT_FILENO, F_SETSIG, SIGKILL));
+        if (!strcmp(a, "fcntl-async"))
+                return report(fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_ASYNC));
+        if (!strcmp(a, "fcntl-setlease"))
+                return report(fcntl(STDOUT_FILENO, F_SETLEASE, F_RDLCK));
+        if (!strcmp(a, "fcntl-getfl"))
+                return report(fcntl(STDOUT_FILENO, F_GETFL));
+        if (!strcmp(a, "fcntl-setfl"))
+                return report(fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK));
+        if (!strcmp(a, "fcntl-dupfd-cloexec"))
+                return report(fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3));
+        if (!strcmp(a, "fcntl-scan"))
+                return fcntl_scan();
+        if (!strcmp(a, "ioctl-fioasync"))
+                return report(ioctl(STDOUT_FILENO, FIOASYNC, &on));
+        if (!strcmp(a, "ioctl-fiosetown"))
+                return report(ioctl(STDOUT_FILENO, FIOSETOWN, &pid));
+        return -1;
+}
+
 static int act(const char *a, const char *arg) {
         void *p;
+        int r;
 
         if (!strcmp(a, "none"))
                 return report(0) == 1 ? 0 : 1;
@@ -73,8 +128,37 @@ static int act(const char *a, const char *arg) {
                 return report(fork());
         if (!strcmp(a, "kill"))
                 return report(kill(getppid(), SIGTERM));
+        r = act_fd(a);
+        if (r >= 0)
+                return r;
         fprintf(stderr, "unknown action %s\n", a);
         return 2;
+}
+
+/* The user whose crash a worker takes, trying to catch it dumpable while it becomes them. */
+static int ptrace_race(uid_t uid, gid_t gid, pid_t pid, int seconds) {
+        struct timespec t0, now;
+        unsigned long tries = 0;
+
+        if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+                return 3;
+        printf("ready\n");
+        fflush(stdout);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+                for (int i = 0; i < 1000; i++, tries++) {
+                        if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) == 0) {
+                                printf("attached after %lu tries\n", tries); /* detached when we exit */
+                                return 1;
+                        }
+                        if (errno == ESRCH) {
+                                printf("refused %lu times\n", tries);
+                                return 0;
+                        }
+                }
+        while (clock_gettime(CLOCK_MONOTONIC, &now) == 0 && now.tv_sec - t0.tv_sec < seconds);
+        printf("refused %lu times (timeout)\n", tries);
+        return 0;
 }
 
 int main(int argc, char **argv) {
@@ -88,6 +172,8 @@ int main(int argc, char **argv) {
                 return 2;
         p.uid = (uid_t) atoi(argv[1]);
         p.gid = (gid_t) atoi(argv[2]);
+        if (!strcmp(argv[3], "ptrace-race"))
+                return argc == 6 ? ptrace_race(p.uid, p.gid, (pid_t) atoi(argv[4]), atoi(argv[5])) : 2;
         status_fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
         p.keep_fds = &status_fd;
         p.n_keep_fds = 1;
