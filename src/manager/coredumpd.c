@@ -138,6 +138,23 @@ static int check_config(const Args *a) {
         return 0;
 }
 
+#define SUID_DUMPABLE_PATH "/proc/sys/fs/suid_dumpable"
+
+/* fs.suid_dumpable=1 is the kernel's unsafe debugging mode: a process that changed credentials
+ * stays dumpable, so its user may ptrace it and read its memory (proc(5)). Workers clear the
+ * flag after each id change, but the rest of the system does not: say so, once, at startup. */
+static void warn_unsafe_suid_dumpable(void) {
+        char buf[8] = {};
+        FILE *f = fopen(SUID_DUMPABLE_PATH, "re");
+
+        if (!f)
+                return;
+        if (fgets(buf, sizeof buf, f) && strcmp(buf, "1\n") == 0)
+                log_warning("fs.suid_dumpable=1: the kernel's unsafe debugging mode (processes that changed "
+                            "credentials stay ptraceable by their user); use 2 (or 0) in production");
+        fclose(f);
+}
+
 static int run(const Args *a) {
         Manager *m = NULL;
         sigset_t ss;
@@ -152,6 +169,7 @@ static int run(const Args *a) {
         if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
                 return log_error_errno(negative_errno(), "sigprocmask: %m");
         (void) signal(SIGPIPE, SIG_IGN);
+        warn_unsafe_suid_dumpable();
 
         r = manager_drop_capabilities();
         if (r < 0)

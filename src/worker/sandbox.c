@@ -54,6 +54,21 @@ static int write_id_maps(pid_t pid, uid_t uid, gid_t gid) {
 
 static int drop_bounding_set(void);
 
+/* Every change of the effective or file system ids (and any gain of capabilities) resets the
+ * dumpable flag to fs.suid_dumpable; at 1 (the kernel's unsafe debugging mode) the worker would
+ * then be ptraceable, and its memory and descriptors readable, by the user it became. So after
+ * each change the flag is cleared again, and read back: a worker still dumpable stops. */
+static int make_undumpable(void) {
+        int r;
+
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return negative_errno();
+        r = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+        if (r < 0)
+                return negative_errno();
+        return r == 0 ? 0 : -EPERM;
+}
+
 /* Namespaces made before the job (they do not depend on it), waiting for the user to map. */
 static struct {
         int state;  /* 0: not prepared; 1: made, helper waiting; -EOPNOTSUPP: refused by the kernel */
@@ -172,6 +187,9 @@ static int enter_empty_root(uid_t uid, gid_t gid) {
         (void) setfsuid(uid);
         if ((gid_t) setfsgid((gid_t) -1) != gid || (uid_t) setfsuid((uid_t) -1) != uid)
                 return -EPERM;
+        r = make_undumpable();
+        if (r < 0)
+                return r;
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return negative_errno();
         if (mount("tmpfs", EMPTY_ROOT_MOUNTPOINT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, EMPTY_ROOT_OPTIONS) < 0)
@@ -203,12 +221,24 @@ static int drop_bounding_set(void) {
 static int drop_ids(uid_t uid, gid_t gid) {
         uid_t ru, eu, su;
         gid_t rg, eg, sg;
+        int r;
 
         if (setgroups(0, NULL) < 0)
                 return negative_errno();
         if (setresgid(gid, gid, gid) < 0)
                 return negative_errno();
-        if (setresuid(uid, uid, uid) < 0)
+        r = make_undumpable();
+        if (r < 0)
+                return r;
+        /* ptrace and /proc/PID/{mem,environ,fd} need the caller's uid to be all three of ours: the
+         * saved uid stays root until the flag the effective uid change reset is cleared, so the
+         * user never sees this process dumpable. Changing the saved uid alone leaves it cleared. */
+        if (setresuid(uid, uid, (uid_t) -1) < 0)
+                return negative_errno();
+        r = make_undumpable();
+        if (r < 0)
+                return r;
+        if (setresuid((uid_t) -1, (uid_t) -1, uid) < 0)
                 return negative_errno();
         /* Prove it: the old ids must be gone for good. */
         if (setresuid(0, 0, 0) == 0 || setuid(0) == 0 || setresgid(0, 0, 0) == 0)
@@ -217,7 +247,7 @@ static int drop_ids(uid_t uid, gid_t gid) {
                 return -EPERM;
         if (getresgid(&rg, &eg, &sg) < 0 || rg != gid || eg != gid || sg != gid)
                 return -EPERM;
-        return 0;
+        return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : -EPERM;
 }
 
 static int drop_caps(void) {
@@ -273,8 +303,9 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
         if (p->n_keep_fds > ELEMENTSOF(keep) || p->uid == 0)
                 return -EINVAL;
         memcpy(keep, p->keep_fds, sizeof(int) * p->n_keep_fds);
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                return log_error_errno(negative_errno(), "PR_SET_DUMPABLE: %m");
+        r = make_undumpable();
+        if (r < 0)
+                return log_error_errno(r, "Failed to make the worker non-dumpable: %m");
 
         /* first, while the pipe to the helper is still open */
         r = enter_namespaces(p->uid, p->gid);
@@ -308,12 +339,13 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
                 return log_error_errno(r, "Failed to set resource limits: %m");
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return log_error_errno(negative_errno(), "PR_SET_NO_NEW_PRIVS: %m");
-        /* Changing credentials reset it to fs.suid_dumpable: set it again. */
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                return log_error_errno(negative_errno(), "PR_SET_DUMPABLE: %m");
         ret->landlock_abi = sandbox_landlock();
         if (ret->landlock_abi < 0)
                 return log_error_errno(ret->landlock_abi, "Failed to apply Landlock: %m");
+        /* the last credential change (Landlock's): still not dumpable, checked */
+        r = make_undumpable();
+        if (r < 0)
+                return log_error_errno(r, "Failed to make the worker non-dumpable again: %m");
         r = sandbox_seccomp();
         if (r < 0)
                 return log_error_errno(r, "Failed to install the seccomp filter: %m");
