@@ -235,8 +235,8 @@ static int crash_open_output(Crash *c) {
                 /* room first (systemd vacuums before and after): cheap unless the estimate says so */
                 store_vacuum(m->storage_fd, &m->config, NULL, 0, &m->store_usage);
                 /* MaxUse=/KeepFree= leave no room beside the cores in flight: a record only */
-                if (store_no_room(m->storage_fd, &m->config, store_in_flight(m->crashes, c), c->why_buf,
-                                  sizeof c->why_buf)) {
+                if (store_no_room(m->storage_fd, &m->config, store_in_flight(m->crashes, c), c->record.len,
+                                  c->why_buf, sizeof c->why_buf)) {
                         log_warning("Crash of PID %d (%s): %s", (int) c->info.pid, crash_comm(c), c->why_buf);
                         c->no_core_why = c->why_buf;
                         c->storing = false;

@@ -12,6 +12,7 @@
 
 #include "crash.h"
 #include "log.h"
+#include "record-fields.h"
 #include "macro.h"
 #include "store.h"
 #include "time-util.h"
@@ -210,26 +211,28 @@ uint64_t store_in_flight(const Crash *crashes, const Crash *self) {
         return sum;
 }
 
-uint64_t store_core_cap(int dirfd, const Config *c, uint64_t in_flight, uint64_t *ret_keep_free) {
+uint64_t store_core_cap(int dirfd, const Config *c, uint64_t in_flight, size_t record_len, uint64_t *ret_keep_free) {
         VacuumLimits l = limits_of(c);
-        uint64_t max_use, keep_free, avail;
+        uint64_t max_use, keep_free, avail, record_room = (uint64_t) record_len + STORE_RECORD_SLACK;
 
         if (!vacuum_effective_limits(dirfd, &l, &max_use, &keep_free, &avail)) {
                 *ret_keep_free = UINT64_MAX;
                 return 0;
         }
+        /* the crash's record must still fit when the core has taken its room */
+        keep_free = keep_free > UINT64_MAX - record_room ? UINT64_MAX : keep_free + record_room;
         *ret_keep_free = keep_free;
         return vacuum_core_room(max_use, keep_free, avail, in_flight);
 }
 
-bool store_no_room(int dirfd, const Config *c, uint64_t in_flight, char *why, size_t size) {
-        uint64_t keep_free, room = store_core_cap(dirfd, c, in_flight, &keep_free);
+bool store_no_room(int dirfd, const Config *c, uint64_t in_flight, size_t record_len, char *why, size_t size) {
+        uint64_t keep_free, room = store_core_cap(dirfd, c, in_flight, record_len, &keep_free);
 
         if (room >= STORE_ROOM_MIN)
                 return false;
-        snprintf(why, size, "no room in the store: MaxUse= and KeepFree= (%llu bytes) leave %llu bytes beside the "
-                 "%llu bytes of cores being written, less than %llu; core not stored", (unsigned long long) keep_free,
-                 (unsigned long long) room, (unsigned long long) in_flight, (unsigned long long) STORE_ROOM_MIN);
+        snprintf(why, size, "no room in the store: MaxUse= and KeepFree= (with room for the record: %llu bytes free) "
+                 "leave %llu bytes beside the %llu bytes of cores being written; core not stored",
+                 (unsigned long long) keep_free, (unsigned long long) room, (unsigned long long) in_flight);
         return true;
 }
 

@@ -75,16 +75,20 @@ uint64_t store_allocated(int fd, uint64_t bytes);
  * larger than MaxUse=). */
 bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u);
 
-/* A core gets no file when MaxUse= and KeepFree= leave less than this for it. */
-#define STORE_ROOM_MIN (UINT64_C(1) << 20)
+/* A core gets no file when MaxUse= and KeepFree= leave less than this for it (not a block). */
+#define STORE_ROOM_MIN UINT64_C(4096)
+/* Kept free beside a core, for its record: the base record (known), the stack traces and
+ * packages (at most ANALYSIS_BYTES_MAX), the final fields. */
+#define STORE_RECORD_SLACK ((uint64_t) ANALYSIS_BYTES_MAX + (UINT64_C(64) << 10))
 
 typedef struct Crash Crash;
 /* What the cores being written now take on disk (the manager holds each one's output), but
  * self's. */
 uint64_t store_in_flight(const Crash *crashes, const Crash *self);
 /* The most a core starting now may take on disk (vacuum_core_room: MaxUse= less the cores in
- * flight, the file system's free space above KeepFree=, with the limits of dirfd's file system),
- * and KeepFree= in bytes; 0 if the file system cannot be asked. */
-uint64_t store_core_cap(int dirfd, const Config *c, uint64_t in_flight, uint64_t *ret_keep_free);
+ * flight, the file system's free space above KeepFree= and its record's room: record_len, its
+ * base record's size, and STORE_RECORD_SLACK), and the free space the file system must keep
+ * while it is written (KeepFree= and that room); 0 if the file system cannot be asked. */
+uint64_t store_core_cap(int dirfd, const Config *c, uint64_t in_flight, size_t record_len, uint64_t *ret_keep_free);
 /* Whether a core starting now would get less than STORE_ROOM_MIN; if so, why (in why). */
-bool store_no_room(int dirfd, const Config *c, uint64_t in_flight, char *why, size_t size);
+bool store_no_room(int dirfd, const Config *c, uint64_t in_flight, size_t record_len, char *why, size_t size);

@@ -438,7 +438,8 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
 
         /* the file's cap, with the cores in flight now counted (finding: disk exhaustion) */
         if (c->storing)
-                job.store_size_max = store_core_cap(m->storage_fd, cfg, store_in_flight(m->crashes, c), &job.keep_free);
+                job.store_size_max = store_core_cap(m->storage_fd, cfg, store_in_flight(m->crashes, c), c->record.len,
+                                                    &job.keep_free);
 
         if (table_fd < 0) {
                 worker_kill(w, "could not be given its module table");

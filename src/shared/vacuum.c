@@ -228,22 +228,22 @@ static bool too_old(const VacuumLimits *l, const VacuumFile *f) {
         return l->max_age_usec != UINT64_MAX && l->now_usec > f->usec && l->now_usec - f->usec > l->max_age_usec;
 }
 
-/* f is sorted oldest first: marks the core named keep, and the newest record (it may be the
- * record of the crash being stored), then dooms what is past the maximum age. */
+/* f is sorted oldest first: marks the core named keep, dooms what is past the maximum age, then
+ * marks the newest record left (it may be the record of the crash being stored: the budget
+ * never takes it). */
 static void mark_kept_and_old(VacuumFile *f, size_t n, const VacuumLimits *l, const char *keep) {
         size_t newest_record = SIZE_MAX;
 
         for (size_t i = 0; i < n; i++) {
-                if (f[i].record)
-                        newest_record = i;
-                else if (keep && strcmp(f[i].name, keep) == 0)
+                if (!f[i].record && keep && strcmp(f[i].name, keep) == 0)
                         f[i].keep = true;
+                else if (too_old(l, &f[i]))
+                        f[i].doomed = true;
+                else if (f[i].record)
+                        newest_record = i;
         }
         if (newest_record != SIZE_MAX)
                 f[newest_record].keep = true;
-        for (size_t i = 0; i < n; i++)
-                if (!f[i].keep && too_old(l, &f[i]))
-                        f[i].doomed = true;
 }
 
 /* What the limits take, chosen by vacuum_plan(); nothing if the file system cannot be asked. */

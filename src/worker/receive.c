@@ -79,13 +79,38 @@ static StoreStop room_allows(StoreRoom *room, const Sink *sink, uint64_t n) {
         return STORE_STOP_NONE;
 }
 
-/* Stores the share of a chunk; *stop says why storing ended (and the stream goes on, for the
- * stack traces), r a write error (the core cannot be kept). */
+/* The largest piece (halving from STORE_PIECE_MAX down to STORE_PIECE_MIN) that still fits the
+ * room: close to its end, smaller pieces go on filling it. 0 and *stop set if none fits. */
+static size_t fitting_piece(StoreRoom *room, const Sink *sink, size_t left, uint32_t *stop) {
+        size_t piece = MIN(left, (size_t) STORE_PIECE_MAX);
+
+        for (;;) {
+                *stop = room_allows(room, sink, piece);
+                if (*stop == STORE_STOP_NONE)
+                        return piece;
+                if (piece <= STORE_PIECE_MIN)
+                        return 0;
+                piece /= 2;
+        }
+}
+
+/* Stores the share of a chunk, piece by piece while they fit; *stop says why storing ended (the
+ * stream goes on, for the stack traces), r a write error (the core cannot be kept). */
 static int store_chunk(Sink *sink, StoreRoom *room, const uint8_t *buf, size_t share, uint32_t *stop) {
-        *stop = share > 0 ? room_allows(room, sink, share) : STORE_STOP_NONE;
-        if (*stop != STORE_STOP_NONE || share == 0)
-                return 0;
-        return sink_write(sink, buf, share);
+        *stop = STORE_STOP_NONE;
+        while (share > 0) {
+                size_t piece = fitting_piece(room, sink, share, stop);
+                int r;
+
+                if (piece == 0)
+                        return 0;
+                r = sink_write(sink, buf, piece);
+                if (r < 0)
+                        return r;
+                buf += piece;
+                share -= piece;
+        }
+        return 0;
 }
 
 static CoreState final_state(const ElfStream *elf, uint64_t got, bool cut) {

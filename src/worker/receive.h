@@ -21,6 +21,10 @@ void core_capture_free(CoreCapture *c);
 /* The file system's free space is asked again each time the stored file grew by this much:
  * concurrent workers each overshoot KeepFree= by at most this and a chunk's bound. */
 #define STORE_SPACE_CHECK_BYTES (1U << 20)
+/* The core goes to the sink in pieces of at most this, each checked against the room first;
+ * near the room's end the pieces halve down to STORE_PIECE_MIN. */
+#define STORE_PIECE_MAX (64U << 10)
+#define STORE_PIECE_MIN 512U
 
 /* Streams the core from conn into sink (NULL: read and drop) until EOF or the job's limits,
  * storing only while the file, finished, stays within store_size_max and the file system keeps

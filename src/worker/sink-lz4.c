@@ -8,6 +8,8 @@
 
 /* Input is fed to LZ4F in pieces of at most this size, so the output buffer stays bounded. */
 #define LZ4_CHUNK (256U * 1024U)
+#define LZ4_BLOCK_HEADER 4U
+#define LZ4_END_MAX 8U /* the end mark and the content checksum */
 
 typedef struct Lz4Sink {
         Sink base;
@@ -68,12 +70,13 @@ static void lz4_free(Sink *s) {
         free(ls);
 }
 
-/* LZ4F_compressBound() covers n more bytes with what the frame holds buffered (up to a 4 MiB
- * block) and its end; the header comes first if nothing was written yet. */
+/* With autoFlush nothing is held back: each piece of n becomes blocks no larger than their input
+ * (an incompressible one is stored raw) with a 4-byte header each; then the frame's end (end
+ * mark, content checksum). The header comes first if nothing was written yet. */
 static uint64_t lz4_bound(const Sink *s, uint64_t n) {
         const Lz4Sink *ls = (const Lz4Sink *) s;
 
-        return (ls->begun ? 0 : LZ4F_HEADER_SIZE_MAX) + LZ4F_compressBound((size_t) MIN(n, (uint64_t) SIZE_MAX / 2), &ls->prefs);
+        return (ls->begun ? 0 : LZ4F_HEADER_SIZE_MAX) + n + LZ4_BLOCK_HEADER * (n / LZ4_CHUNK + 1) + LZ4_END_MAX;
 }
 
 static const SinkOps lz4_ops = { lz4_write, lz4_finish, lz4_free, lz4_bound };
@@ -87,6 +90,7 @@ int sink_new_lz4(int fd, int level, Sink **ret) {
         ls->prefs = (LZ4F_preferences_t) {
                 .frameInfo = { .blockSizeID = LZ4F_max4MB, .contentChecksumFlag = LZ4F_contentChecksumEnabled },
                 .compressionLevel = level,
+                .autoFlush = 1, /* nothing held back between writes (lz4_bound) */
         };
         ls->out_size = LZ4F_compressBound(LZ4_CHUNK, &ls->prefs);
         ls->out = malloc(ls->out_size);

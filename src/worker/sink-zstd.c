@@ -6,11 +6,10 @@
 #include "macro.h"
 #include "sink.h"
 
-/* What a zstd stream may hold back between calls: input short of a whole block (128 KiB at
- * most) and the output of a block not yet handed out; generously rounded up. */
-#define ZSTD_HELD_MAX (512U << 10)
-/* The frame's end: the last block's header and the checksum, with room to spare. */
-#define ZSTD_TRAILER_MAX 64U
+/* What a frame adds besides its blocks: the header (18 bytes at most), the last block's header
+ * and the checksum, with room to spare. */
+#define ZSTD_FRAME_OVERHEAD_MAX 64U
+#define ZSTD_BLOCK_MAX (UINT64_C(128) << 10) /* ZSTD_COMPRESSBOUND()'s margin is for inputs below a block */
 
 typedef struct ZstdSink {
         Sink base;
@@ -30,14 +29,15 @@ static int zstd_run(ZstdSink *zs, ZSTD_inBuffer *in, ZSTD_EndDirective mode) {
                 r = sink_emit(&zs->base, zs->out, out.pos);
                 if (r < 0)
                         return r;
-                if (mode == ZSTD_e_continue ? in->pos == in->size : left == 0)
+                if (left == 0)
                         return 0;
         }
 }
 
 static int zstd_write(Sink *s, const uint8_t *p, size_t n) {
         ZSTD_inBuffer in = { p, n, 0 };
-        return zstd_run((ZstdSink *) s, &in, ZSTD_e_continue);
+        /* flushed at once: nothing is held back, so sink_bound() knows what the file can become */
+        return zstd_run((ZstdSink *) s, &in, ZSTD_e_flush);
 }
 
 static int zstd_finish(Sink *s) {
@@ -53,11 +53,12 @@ static void zstd_free(Sink *s) {
         free(zs);
 }
 
+/* Each write is flushed: n bytes become blocks (raw ones where they do not compress) with their
+ * headers, within ZSTD_COMPRESSBOUND(n) (its formula, in 64 bits), and the frame's end follows. */
 static uint64_t zstd_bound(const Sink *s, uint64_t n) {
-        uint64_t in = n + ZSTD_HELD_MAX;
+        uint64_t margin = n < ZSTD_BLOCK_MAX ? (ZSTD_BLOCK_MAX - n) >> 11 : 0;
 
-        /* ZSTD_compressBound()'s rule, in 64 bits: a little over the input, block headers included */
-        return in + in / 128 + ZSTD_HELD_MAX + ZSTD_TRAILER_MAX;
+        return n + (n >> 8) + margin + ZSTD_FRAME_OVERHEAD_MAX;
 }
 
 static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free, zstd_bound };

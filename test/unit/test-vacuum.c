@@ -95,6 +95,20 @@ static void test_records_age(void) {
         cleanup(path, dir);
 }
 
+/* The newest record is spared by the budget, not by the age limit: alone and too old, it goes. */
+static void test_records_age_newest(void) {
+        char path[] = "/var/tmp/test-vacuum.XXXXXX";
+        VacuumLimits l = { .max_use = UINT64_C(1) << 40, .keep_free = 0, .max_age_usec = 5 * USEC_PER_SEC,
+                           .now_usec = T0 + 10 * USEC_PER_SEC };
+        VacuumStats s;
+        int dir = make_store(path, 1);
+
+        CHECK_EQ(vacuum_run(dir, &l, NULL, NULL, NULL, &s), 0);
+        CHECK_EQ(s.n_records_deleted, 1);
+        CHECK_EQ(s.n_deleted, 1);
+        cleanup(path, dir);
+}
+
 #define MIB (UINT64_C(1) << 20)
 #define ROOT 0
 #define ALICE 1000
@@ -239,6 +253,7 @@ static void test_run_keeps_root(void) {
 int main(void) {
         test_records_share();
         test_records_age();
+        test_records_age_newest();
         test_plan_core_past_max_use();
         test_plan_flood_only_own();
         test_plan_par();
