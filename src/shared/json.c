@@ -159,7 +159,12 @@ void json_print_string(FILE *f, const char *s) {
                         fprintf(f, "\\u%04x", *p);
                 else if (*p < 0x80)
                         fputc(*p, f);
-                else if ((n = utf8_len(p)) > 0) {
+                else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+                        /* C1 controls (a terminal takes U+009B for CSI): escaped like C0 */
+                        fprintf(f, "\\u%04x", p[1]);
+                        p += 2;
+                        continue;
+                } else if ((n = utf8_len(p)) > 0) {
                         fwrite(p, 1, n, f);
                         p += n;
                         continue;

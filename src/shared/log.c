@@ -50,6 +50,17 @@ void log_setup_plain(void) {
         log_plain = true;
 }
 
+/* A line shows what it says and nothing else: names in it (a crashed process's comm, paths)
+ * are chosen by whoever crashed, so control characters (C0, DEL, and C1 as UTF-8) become '?'
+ * and no escape sequence reaches a terminal or splits a journal line. */
+static void log_sanitize(char *msg) {
+        for (unsigned char *p = (unsigned char *) msg; *p; p++)
+                if (*p < ' ' || *p == 0x7f)
+                        *p = '?';
+                else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+                        p[0] = p[1] = '?';
+}
+
 int log_internal(int level, int error, const char *fmt, ...) {
         char msg[LOG_LINE_MAX];
         int saved = errno;
@@ -64,6 +75,7 @@ int log_internal(int level, int error, const char *fmt, ...) {
         va_start(ap, fmt);
         (void) vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
+        log_sanitize(msg);
 
         if (log_to_journal_stream)
                 (void) fprintf(stderr, "<%d>%s\n", level, msg);

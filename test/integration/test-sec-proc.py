@@ -268,6 +268,25 @@ def fuse_stall(env, user, mnt, stop_fuse):
           f"({why}); the user's next one took {took2:.2f} s")
 
 
+def case_log_escapes():
+    """Finding 8, the daemon's side: a process named with terminal control sequences (ESC[2J,
+    a C1 CSI) crashes; the daemon's own log lines (its comm, its path) carry none of them raw."""
+    env = Env()
+    name = "cr\x1b[2J\u009bx"
+    exe = os.path.join(env.base, name)
+    shutil.copy(CRASHER, exe)
+    d = env.start()
+    pid, rc = crash("segv", exe=exe)
+    record_of(env, pid, d)
+    d.wait_log(rf"Crash of PID {pid} ")
+    with open(d.log, "rb") as f:
+        log = f.read()
+    line = [l for l in log.splitlines() if f"Crash of PID {pid} ".encode() in l]
+    check(b"\x1b" not in log and b"\xc2\x9b" not in log, f"raw control sequences in the daemon's log: {line!r}")
+    check(any(b"cr?[2J??x" in l for l in line), f"the log does not name the process, sanitised: {line!r}")
+    print(f"observed: {line[0].decode()!r}")
+
+
 if __name__ == "__main__":
     run_cases({"modules_symlink": case_modules_symlink, "modules_access": case_modules_access,
-               "fuse_stall": case_fuse_stall})
+               "fuse_stall": case_fuse_stall, "log_escapes": case_log_escapes})

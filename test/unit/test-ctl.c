@@ -140,6 +140,22 @@ static void test_json(void) {
         }
 }
 
+/* Control characters never leave json_print_string raw: C0, DEL and C1 (U+0080..U+009F, which a
+ * terminal takes for CSI and friends) are \\u escapes; other UTF-8 stays as it is. */
+static void test_json_print(void) {
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+
+        CHECK(f);
+        if (!f)
+                return;
+        json_print_string(f, "a\x1b[2J\xc2\x9b" "1m\x7f\xc3\xa9\t\"");
+        fclose(f);
+        CHECK_STREQ(out, "\"a\\u001b[2J\\u009b1m\\u007f\xc3\xa9\\t\\\"\"");
+        free(out);
+}
+
 static void test_matches(void) {
         char *args[] = { "COREDUMP_COMM=a", "COREDUMP_COMM=b", "42", "/usr/bin/x" };
         MatchSet m = {};
@@ -287,6 +303,7 @@ int main(void) {
         test_relative();
         test_parse_timestamp();
         test_json();
+        test_json_print();
         test_matches();
         test_signature();
         test_names();
