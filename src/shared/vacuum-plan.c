@@ -35,7 +35,8 @@ static VacuumFile *owner_next(Owner *o) {
         return o->next < o->end ? *o->next : NULL;
 }
 
-/* The heap's order: more bytes first; at equal bytes, the owner with the older file. */
+/* The heap's order: more bytes first; at equal bytes, the owner with the older file (looking
+ * moves an owner's next past its kept file, which never goes anyway). */
 static bool heavier(Owner *a, Owner *b) {
         VacuumFile *x, *y;
 
@@ -62,6 +63,10 @@ static void sift_down(Owner *h, size_t n, size_t i) {
                 h[top] = t;
                 i = top;
         }
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b) {
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 static bool pass_over(const Pass *p) {
@@ -97,7 +102,7 @@ static void take_from_heaviest(Owner *h, size_t n_owners, Pass *p, VacuumPlanSta
                 h[0].next++;
                 h[0].bytes -= v->bytes;
                 p->used -= v->bytes;
-                p->avail += v->bytes;
+                p->avail = add_sat(p->avail, v->bytes);
                 sift_down(h, n_owners, 0);
         }
 }
@@ -143,7 +148,7 @@ int vacuum_plan(VacuumFile *f, size_t n, const VacuumBudget *b, VacuumPlanStats 
                 if (!f[i].record && f[i].keep && f[i].bytes > b->max_use)
                         f[i].doomed = true; /* alone past MaxUse=: this one goes, nothing else for it */
                 if (f[i].doomed)
-                        cores.avail += f[i].bytes;
+                        cores.avail = add_sat(cores.avail, f[i].bytes);
         }
         r = run_pass(f, n, &cores, ret);
         return r < 0 ? r : run_pass(f, n, &records, ret);
