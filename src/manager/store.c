@@ -177,7 +177,7 @@ static void report_refusals(const VacuumStats *s, const StoreUsage *u) {
         if (s->keep_free_unreachable && !u->said_unreachable)
                 log_warning("The file system of the store is below KeepFree= by more than all its cores: deleting "
                             "them would not restore it, none deleted for it (something else fills the disk)");
-        if (s->stopped_at_keep)
+        if (s->stopped_at_keep && !u->said_stopped)
                 log_info("The store stays past MaxUse= for now: the user using the most has only the core just "
                          "stored left, and no one else's core goes for it");
         if (s->keep_deleted)
@@ -256,6 +256,6 @@ bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, 
         }
         report_refusals(&s, u);
         *u = (StoreUsage) { .known = true, .bytes_cores = s.bytes_cores, .scanned_usec = now,
-                            .said_unreachable = s.keep_free_unreachable };
+                            .said_unreachable = s.keep_free_unreachable, .said_stopped = s.stopped_at_keep };
         return s.keep_deleted;
 }

@@ -61,6 +61,7 @@ typedef struct StoreUsage {
         uint64_t bytes_cores;  /* at the last scan, plus what was stored since */
         uint64_t scanned_usec; /* CLOCK_MONOTONIC */
         bool said_unreachable; /* the log said KeepFree= cannot be restored by the vacuum */
+        bool said_stopped;     /* the log said the vacuum stopped at the core just stored */
 } StoreUsage;
 
 /* What the stored file fd takes on disk (as du counts it); bytes rounded up if fstat fails. */
