@@ -286,19 +286,30 @@ def case_vacuum_users():
 
 
 def case_keep_free():
-    """The disk filled by something else, past KeepFree=: the vacuum before the store deletes the
-    oldest core, and the new core is stored (and not deleted by the vacuum after it)."""
+    """The disk filled by something else, past KeepFree= by more than all the cores: the vacuum
+    deletes none (deleting them would not restore KeepFree=; a user filling the disk must not
+    empty the store) and says so once; the new crash gets no file, the log says why. Once the
+    disk is short by less than the cores hold, the oldest core goes and the next one is stored."""
     env = Env({"KeepFree": "4M", "MaxUse": "1G"})
     env.mount_tmpfs(env.store, "16M")
     d = env.start()
     old, _ = crash("segv")
     env.wait_cores(1)
-    fill(os.path.join(env.store, "filler"))
+    filler = os.path.join(env.store, "filler")
+    fill(filler)
     new, _ = crash("segv")
+    print("observed:", d.wait_log(r"below KeepFree= by more than all its cores"))
+    d.wait_log(rf"Crash of PID {new} \(crasher\): no room in the store")  # (a full disk has no room for its record)
+    check(any(f".{old}." in c for c in env.cores()), "the old core was deleted for a disk it could not free")
+    d.wait_log(rf"Crash of PID {new} \(crasher\): failed to keep its record")  # done with the full disk
+    # short by less than the old core holds: now deleting it restores KeepFree=
+    core = os.stat(env.cores()[0]).st_blocks * 512
+    os.unlink(filler)
+    st = os.statvfs(env.store)
+    with open(filler, "wb") as f:
+        f.write(b"\xff" * (st.f_bavail * st.f_frsize - (4 << 20) + core // 2))
+    last, _ = crash("segv")
     print("observed:", d.wait_log(rf"Vacuumed core\.crasher\.0\..*\.{old}\."))
-    wait_until(lambda: any(f".{new}." in c for c in env.cores()), 30,
-               lambda: f"the new core (PID {new}) to be stored; cores {env.cores()}:\n{d.log_text()}")
-    check(not any(f".{old}." in c for c in env.cores()), "the oldest core stayed")
     d.stop()
 
 
