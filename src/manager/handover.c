@@ -144,6 +144,7 @@ void handover_stop_accepting(Manager *m) {
 
 void handover_free(Manager *m) {
         m->handover_source = sd_event_source_disable_unref(m->handover_source);
+        request_server_close_all(&m->handover_server); /* connections still open go too */
         if (m->handover_bound_here)
                 (void) unlink(m->handover_path);
         m->handover_bound_here = false;
