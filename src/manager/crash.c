@@ -221,6 +221,10 @@ void crash_collected(Crash *c) {
                         break;
                 default:
                         r = crash_ready_to_stream(c);
+                        /* as on_conn_io() does: a crash that could not be prepared for its core
+                         * is still recorded (no_core_why says why) */
+                        if (r < 0 && !c->pipe && (c->state == CRASH_HANDSHAKE || c->state == CRASH_MARK))
+                                r = crash_record_only(c, c->no_core_why);
                 }
         if (r < 0)
                 crash_drop(c, LOG_ERR, "could not be recorded");

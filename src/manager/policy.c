@@ -30,12 +30,25 @@ static bool core_useless(const Config *c, uint64_t size) {
         }
 }
 
+/* Of MaxParallel=, the slots only root's crashes may take: as many as one user may hold
+ * (MaxParallelPerUser=), so that users together (several, or one with subordinate uids, each a
+ * uid of its own) never leave root's crashes without a slot; none without a per-user cap, or
+ * where MaxParallel= is too small to share (below PARALLEL_PER_USER_SHARE). */
+static unsigned root_reserved(const Config *cfg) {
+        unsigned cap = config_max_parallel_per_user(cfg);
+
+        if (cap == PARALLEL_PER_USER_INFINITY || cfg->max_parallel < PARALLEL_PER_USER_SHARE)
+                return 0;
+        return MIN(cap, cfg->max_parallel - 1);
+}
+
 static PolicyVerdict suppressed(Crash *c, LimitVerdict v, const LimitBucket *hit, const char **why) {
         const Config *cfg = &c->manager->config;
 
         if (!hit || hit->kind == LIMIT_CAP)
-                snprintf(c->why_buf, sizeof c->why_buf, "MaxParallel=%u cores were already in flight; core not dumped, "
-                         "further such crashes are counted in a summary", cfg->max_parallel);
+                snprintf(c->why_buf, sizeof c->why_buf, "MaxParallel=%u cores were already in flight (%u of them "
+                         "only for root's crashes); core not dumped, further such crashes are counted in a summary",
+                         cfg->max_parallel, root_reserved(cfg));
         else if (hit->kind == LIMIT_USER)
                 snprintf(c->why_buf, sizeof c->why_buf, "MaxParallelPerUser=%u crashes of user %s were already in "
                          "flight; core not dumped, further such crashes are counted in a summary",
@@ -150,7 +163,7 @@ PolicyVerdict policy_decide(Crash *c, const char **why) {
                 *why = c->why_buf;
                 return POLICY_RECORD_ONLY;
         }
-        if (m->n_cores >= cfg->max_parallel) {
+        if (m->n_cores >= cfg->max_parallel - (c->info.ruid != 0 ? root_reserved(cfg) : 0)) {
                 v = limits_over_cap(&m->limits, &lc, now, &t);
                 return suppressed(c, v, t.hit, why);
         }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The worker watchdog: kills a worker whose CPU account has not moved for WorkerStallTimeoutSec=.
+/* The worker watchdog: kills a worker whose CPU account has not moved, or that was found stopped at
+ * every sample, for WorkerStallTimeoutSec=.
  * Manager (root): reads /proc of its own unreaped workers only, signals only them. */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -56,8 +57,21 @@ static bool watched(const Worker *w) {
         return w->state == WORKER_BUSY || w->state == WORKER_COMMITTING || w->state == WORKER_FINISHED;
 }
 
+/* Whether the worker is stopped (SIGSTOP, ptrace) right now: its state in /proc/PID/stat. */
+static bool stopped(const Worker *w) {
+        char path[64], buf[WATCHDOG_PROC_READ_MAX];
+        const char *p;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) w->pid);
+        if (read_small_file_at(AT_FDCWD, path, buf, sizeof buf) < 0 || !(p = strrchr(buf, ')')))
+                return false;
+        return p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
 /* Whether the worker moved since the last sample (a sample that fails counts as movement: an
- * exiting worker is about to be reaped). */
+ * exiting worker is about to be reaped). A worker found stopped has not moved, whatever its CPU
+ * account did in between: a user who continues the worker of their crash for a moment before
+ * each sample (SIGCONT, SIGSTOP) would otherwise keep it alive and its slot taken. */
 static bool moved(Worker *w) {
         WorkerProgress *p = &w->progress;
         uint64_t cpu, runs;
@@ -65,7 +79,7 @@ static bool moved(Worker *w) {
 
         if (sample(w, &cpu, &runs) < 0)
                 return true;
-        r = cpu != p->cpu || runs != p->runs || (int) w->state != p->state;
+        r = !stopped(w) && (cpu != p->cpu || runs != p->runs || (int) w->state != p->state);
         p->cpu = cpu;
         p->runs = runs;
         p->state = (int) w->state;

@@ -34,12 +34,22 @@ DEFAULT_CAP = 4
 
 # Run as the test user: SIGSTOPs every coredump-worker that runs as this user, as soon as it
 # does (kill() is refused for the others), for argv[1] seconds. A process still called coredumpd
-# may be a worker not exec'd yet: looked at again.
+# may be a worker not exec'd yet: looked at again. Every BLIP seconds it continues each one for a
+# moment (SIGCONT, SIGSTOP), so that its CPU account moves without it doing anything.
 STOPPER = r"""
 import os, signal, sys, time
 end = time.monotonic() + float(sys.argv[1])
 known = {}
+blip = time.monotonic()
 while time.monotonic() < end:
+    if time.monotonic() - blip >= 0.5:
+        blip = time.monotonic()
+        for pid in [p for p, comm in known.items() if comm == sys.argv[2]]:
+            try:
+                os.kill(pid, signal.SIGCONT)
+                os.kill(pid, signal.SIGSTOP)
+            except OSError:
+                pass
     for e in os.scandir("/proc"):
         if e.name.isdigit() and known.get(int(e.name), "coredumpd") == "coredumpd":
             try:
@@ -170,7 +180,7 @@ def victim_crash(env, exe, uid=None, gid=None):
 
 def case_frozen_workers():
     """The test user makes 20 crashes of distinct programs and SIGSTOPs every worker running as
-    them at once. Root's crash and another user's crash are still stored within seconds (the
+    them at once, continuing each for a moment twice a second (its CPU account moves). Root's crash and another user's crash are still stored within seconds (the
     per-user cap kept slots free); the stopped workers are killed by the watchdog after
     WorkerStallTimeoutSec=, and every attacking crash is accounted for: its record says why, or
     it is counted in the per-user summary."""
@@ -236,6 +246,53 @@ def case_frozen_workers():
           f"{len(counted)} counted in the per-user summary, {len(with_core)} stored before their worker was stopped")
 
 
+def free_uids(n):
+    """n uids no account has, as a user's subordinate uids would be."""
+    out = []
+    for uid in range(3000, 60000):
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            out.append(uid)
+            if len(out) == n:
+                return out
+    raise AssertionError("no free uids")
+
+
+def case_root_reserve():
+    """Four uids (colluding users, or one user's subordinate uids: each a uid of its own) each fill
+    their MaxParallelPerUser= with crashes whose workers they keep stopped, and the watchdog is off
+    (WorkerStallTimeoutSec=infinity: as if it were fooled). Together they would hold all of
+    MaxParallel=16 and refuse root's crashes; root keeps MaxParallelPerUser= slots of its own, so
+    root's crash is still stored promptly."""
+    uids = free_uids(4)
+    env = Env({"WorkerStallTimeoutSec": "infinity", "TimeoutSec": "600", "CompressLevel": "19"})
+    names = [f"held-{u}-{i}" for u in uids for i in range(DEFAULT_CAP)]
+    exes = programs(env, names + ["victim-root"])
+    d = env.start()
+    for uid in uids:
+        popen(as_uid(uid, uid, [USER_PYTHON, "-c", STOPPER, "120", WORKER_COMM]))
+    time.sleep(0.5)
+    attack = [popen(as_uid(int(n.split("-")[1]), int(n.split("-")[1]), [exes[n], "mem", str(ATTACK_MIB), "random"]),
+                    env=dict(os.environ, CRASHER_SYNC="1"), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+              for n in names]
+    for p in attack:
+        check(p.stdout.readline().strip() == b"ready", "a crasher did not get ready")
+    for p in attack:
+        p.stdin.write(b"x")
+        p.stdin.flush()
+        time.sleep(CRASH_SPACING)
+
+    def held():
+        n = sum(len(stopped_workers(u)) for u in uids)
+        time.sleep(1)
+        return n >= 8 and n == sum(len(stopped_workers(u)) for u in uids) and n
+    n = wait_until(held, 60, lambda: f"the attackers' workers to be stopped:\n{d.log_text()[-3000:]}")
+    root_pid, root_s = victim_crash(env, exes["victim-root"])
+    print(f"observed: {n} workers of {len(uids)} uids stopped; root's crash stored in {root_s:.2f} s")
+    check(n <= 16 - DEFAULT_CAP, f"{n} slots held by the users: root's share was not kept")
+
+
 def control_request(path, text, uid=None, gid=None):
     cmd = [USER_PYTHON, "-c", CLIENT, path, text]
     out = subprocess.run(cmd if uid is None else as_uid(uid, gid, cmd), capture_output=True, text=True, timeout=30)
@@ -271,4 +328,5 @@ def case_control_slots():
 
 
 if __name__ == "__main__":
-    run_cases({"frozen_workers": case_frozen_workers, "control_slots": case_control_slots})
+    run_cases({"frozen_workers": case_frozen_workers, "control_slots": case_control_slots,
+               "root_reserve": case_root_reserve})
