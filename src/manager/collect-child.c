@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The per-crash collector's child (collector.h): reads the crashed process's memory (command line,
- * environment, its container leader's command line) as root, then opens its mapped files with
- * the process's own file-system credentials. Touches only the descriptors it is given. */
+ * environment, its container leader's command line) and memory map as root, then opens its
+ * mapped files with the process's own file-system credentials. Touches only the descriptors it
+ * is given. */
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -24,6 +25,7 @@ const char *collect_step_to_string(CollectStep step) {
                 [COLLECT_CMDLINE] = "reading its command line",
                 [COLLECT_ENVIRON] = "reading its environment",
                 [COLLECT_LEADER_CMDLINE] = "reading its container leader's command line",
+                [COLLECT_MAPS] = "reading its memory map",
                 [COLLECT_CREDENTIALS] = "taking its credentials",
                 [COLLECT_MODULES] = "opening its mapped files",
                 [COLLECT_DONE] = "done",
@@ -35,8 +37,9 @@ static void set_step(CollectShared *sh, CollectStep step) {
         __atomic_store_n(&sh->step, (uint32_t) step, __ATOMIC_RELEASE);
 }
 
-/* One field read as root, published once complete. */
-static void publish_file(CollectShared *sh, int dir, const char *name, const char *field, size_t max, char sep) {
+/* One field read as root, published once complete; kept in *keep if given (else freed). */
+static void publish_file(CollectShared *sh, int dir, const char *name, const char *field, size_t max, char sep,
+                         Record *keep) {
         Record r = {};
         uint32_t len = sh->record_len;
 
@@ -46,7 +49,10 @@ static void publish_file(CollectShared *sh, int dir, const char *name, const cha
                 memcpy(sh->record + len, r.buf, r.len);
                 __atomic_store_n(&sh->record_len, len + (uint32_t) r.len, __ATOMIC_RELEASE);
         }
-        record_free(&r);
+        if (keep)
+                *keep = r;
+        else
+                record_free(&r);
 }
 
 /* The process's file-system credentials from here on: its fs uid and gid and its groups, and,
@@ -115,7 +121,7 @@ static int send_modules(int sock, const ModuleSet *set) {
         return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? negative_errno() : 0;
 }
 
-static int collect_modules(const CollectInput *in, CollectShared *sh) {
+static int collect_modules(const CollectInput *in, CollectShared *sh, const Record *maps_field) {
         const CrashMeta *m = in->meta;
         RecordField maps, mountinfo, status;
         _cleanup_close_ int root = -EBADF;
@@ -125,7 +131,7 @@ static int collect_modules(const CollectInput *in, CollectShared *sh) {
         bool init_userns;
         int r;
 
-        if (!record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_MAPS", &maps) ||
+        if (!record_find(maps_field->buf, maps_field->len, "COREDUMP_PROC_MAPS", &maps) ||
             !record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_STATUS", &status))
                 return 0;
         if (!record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_MOUNTINFO", &mountinfo))
@@ -182,20 +188,25 @@ static int child_setup(const CollectInput *in) {
 }
 
 _noreturn_ void collect_child_main(const CollectInput *in, CollectShared *sh) {
+        Record maps = {};
         int r = child_setup(in);
 
         if (r >= 0) {
                 set_step(sh, COLLECT_CMDLINE);
-                publish_file(sh, in->procdir, "cmdline", "COREDUMP_CMDLINE", CMDLINE_MAX, ' ');
+                publish_file(sh, in->procdir, "cmdline", "COREDUMP_CMDLINE", CMDLINE_MAX, ' ', NULL);
                 set_step(sh, COLLECT_ENVIRON);
-                publish_file(sh, in->procdir, "environ", "COREDUMP_ENVIRON", ENVIRON_MAX, '\n');
+                publish_file(sh, in->procdir, "environ", "COREDUMP_ENVIRON", ENVIRON_MAX, '\n', NULL);
                 if (in->leader_dir >= 0) {
                         set_step(sh, COLLECT_LEADER_CMDLINE);
-                        publish_file(sh, in->leader_dir, "cmdline", "COREDUMP_CONTAINER_CMDLINE", CMDLINE_MAX, ' ');
+                        publish_file(sh, in->leader_dir, "cmdline", "COREDUMP_CONTAINER_CMDLINE", CMDLINE_MAX, ' ',
+                                     NULL);
                 }
-                r = collect_modules(in, sh);
+                set_step(sh, COLLECT_MAPS);
+                publish_file(sh, in->procdir, "maps", "COREDUMP_PROC_MAPS", PROC_FILE_MAX, 0, &maps);
+                r = collect_modules(in, sh, &maps);
         }
         sh->error = r < 0 ? r : 0;
-        set_step(sh, COLLECT_DONE);
+        if (r >= 0) /* otherwise the step stays where it stopped, for the record */
+                set_step(sh, COLLECT_DONE);
         _exit(r < 0 ? 1 : 0);
 }

@@ -249,9 +249,13 @@ void collector_harvest(Crash *c, char *why, size_t size) {
         if (!col->eof)
                 receive_modules(col); /* a message may be queued still */
         harvest_fields(col, &c->meta);
-        if (col->eof)
+        if (col->eof) {
                 harvest_modules(col, &c->meta);
-        else
+                /* it finished, but could not do all of it (no credentials to take, say) */
+                if (col->shared->error < 0 && col->shared->error > -4096)
+                        snprintf(why, size, "the collector stopped %s: %s",
+                                 collect_step_to_string(col->shared->step), strerror(-col->shared->error));
+        } else
                 stall_reason(col, why, size);
         c->collector = NULL;
         col->crash = NULL;

@@ -4,7 +4,8 @@
 #pragma once
 
 /* What a crashed process's owner controls can block a reader without end: its command line and
- * environment are read from its memory, where a page may be a file on a FUSE file system whose
+ * environment are read from its memory, its memory map under its address space's lock, which
+ * a process sharing that address space may hold while it waits in a fault on a FUSE file whose
  * server never answers (a request the server has read is waited for even through SIGKILL), and
  * its mapped files may be on such a file system too. So these reads happen in a child forked
  * for the crash (collect-child.c), with a deadline. Everything else the manager reads of the
@@ -37,13 +38,14 @@ typedef struct Manager Manager;
 #define COLLECTORS_STALLED_PER_UID_MAX 1U
 #define COLLECTORS_STALLED_MAX 64U /* all uids; past it only root's crashes get a collector */
 /* room for the fields the child reads (their caps in meta.h) and their framing */
-#define COLLECT_RECORD_MAX (2 * CMDLINE_MAX + ENVIRON_MAX + 4096U)
+#define COLLECT_RECORD_MAX (2 * CMDLINE_MAX + ENVIRON_MAX + PROC_FILE_MAX + 4096U)
 
 typedef enum CollectStep {
         COLLECT_STARTING,
         COLLECT_CMDLINE,
         COLLECT_ENVIRON,
         COLLECT_LEADER_CMDLINE,
+        COLLECT_MAPS,
         COLLECT_CREDENTIALS,
         COLLECT_MODULES,
         COLLECT_DONE,

@@ -334,7 +334,9 @@ static void read_identity(CrashMeta *m, int dir) {
 }
 
 /* Only what the kernel itself answers: no read here touches the process's memory or a file it
- * mapped (the collector does those). */
+ * mapped, or waits for its address space's lock (maps does: a process sharing it, stuck in a
+ * fault on a user's FUSE file with the lock held, would hold the event loop too): the collector
+ * does those. */
 static void read_proc_fields(CrashMeta *m, int dir) {
         read_identity(m, dir);
         if (m->comm[0])
@@ -343,7 +345,6 @@ static void read_proc_fields(CrashMeta *m, int dir) {
                 (void) record_add_str(&m->fields, "COREDUMP_EXE", m->exe);
         add_cgroup(m, dir);
         add_file(m, dir, "status", "COREDUMP_PROC_STATUS", PROC_FILE_MAX);
-        add_file(m, dir, "maps", "COREDUMP_PROC_MAPS", PROC_FILE_MAX);
         add_file(m, dir, "mountinfo", "COREDUMP_PROC_MOUNTINFO", PROC_FILE_MAX);
         add_link(m, dir, "cwd", "COREDUMP_CWD");
         add_link(m, dir, "root", "COREDUMP_ROOT");

@@ -100,10 +100,12 @@ def case_modules_symlink():
     with no symlink followed: the secret is never opened, the crash is stored with traces."""
     user = test_user()
     env = Env()
+    # readable by the user too: the file-system credentials alone would not keep it closed, so
+    # this shows the symlink and inode checks (modules_access shows the credentials)
     secret = os.path.join(env.base, "secret")
     with open(secret, "w") as f:
-        f.write("root's secret\n")
-    os.chmod(secret, 0o600)
+        f.write("root's file\n")
+    os.chmod(secret, 0o644)
     home = user_dir(user)
     mapped = os.path.join(home, "lib\n.so")
     shutil.copy(CRASHER, mapped)
@@ -203,8 +205,9 @@ def case_fuse_stall():
     included, waited too, and the crashed task stayed pinned. Now a collector child opens them:
     root's crash is stored at once, the stalled crash is stored at the collector's deadline
     with a record saying where it stalled, and the user's next crash is stored at once, without
-    those reads, saying why. (The command line and environment cannot be stalled this way: the
-    kernel reads them only from anonymous memory; the collector reads them all the same.)"""
+    those reads, saying why. (A FUSE page over the command line or environment stalls nobody:
+    the kernel reads /proc/PID/cmdline and environ from anonymous memory only, FOLL_ANON, and
+    such a page reads as nothing; the collector reads them all the same, and the memory map.)"""
     user = test_user()
     env = Env()
     mnt, stop_fuse = start_fuse(user)
