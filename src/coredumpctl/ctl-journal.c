@@ -9,6 +9,7 @@
 #include "ctl-source.h"
 #include "log.h"
 #include "parse-util.h"
+#include "uid-class.h"
 
 static void journal_closep(sd_journal **j) {
         if (*j)
@@ -79,11 +80,6 @@ static int entry_add_data(Entry *e, const void *d, size_t l, CollectMode mode, c
         return 0;
 }
 
-/* Crashes of these uids always go to a collector's own user: system users (systemd's rule, as
- * SYSTEM_UID_MAX in coredumpd's store.h) and nobody. */
-#define SYSTEM_UID_MAX 999U
-#define NOBODY_UID 65534U
-
 typedef enum EntryTrust {
         TRUST_NONE,        /* dropped */
         TRUST_FULL,        /* believed */
@@ -127,9 +123,11 @@ static void collectors(const CtlArgs *a, uid_t *ret_ours, uid_t *ret_systemd) {
 /* Anyone can log an entry with the coredump MESSAGE_ID; _UID (journald's, not forgeable) says who
  * did. Who may speak of whose crash (coredumpctl(1), "Which entries are believed"):
  *   root: any crash (coredumpd's summaries; systemd-coredump without its user);
- *   a regular user (uid above SYSTEM_UID_MAX): their own crashes only, as our worker runs as the
- *     crashing user for a plain user dump and systemd-coredump for every non-system user;
- *   our WorkerUser= and systemd-coredump: crashes of system users and nobody, which always go to them;
+ *   a person's uid (uid_is_personal(): not a system user, nobody or a DynamicUser= uid): their own
+ *     crashes only, as our worker runs as the crashing user for a plain user dump and
+ *     systemd-coredump for every non-system user;
+ *   our WorkerUser= and systemd-coredump: crashes of the other uids, which always go to them (a
+ *     process running as nobody or a recycled DynamicUser= uid is not believed about them);
  *   our WorkerUser= about a regular user's crash (one that changed credentials, whose dump is not the
  *     user's): only if a record of the same crash confirms it (see collect_entries()).
  * An entry without _UID was not logged by a local process (the kernel, audit, an imported file the
@@ -149,12 +147,12 @@ static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
                 return TRUST_NONE;
         if (!c || parse_uint64(c, &crashed) < 0 || crashed >= UID_INVALID)
                 return TRUST_NONE;
-        if (writer == crashed && crashed > SYSTEM_UID_MAX)
+        if (writer == crashed && uid_is_personal((uid_t) crashed))
                 return TRUST_FULL;
         collectors(a, &ours, &systemds);
         if (writer != ours && writer != systemds)
                 return TRUST_NONE;
-        if (crashed <= SYSTEM_UID_MAX || crashed == NOBODY_UID)
+        if (!uid_is_personal((uid_t) crashed))
                 return TRUST_FULL;
         return writer == ours ? TRUST_IF_RECORDED : TRUST_NONE;
 }

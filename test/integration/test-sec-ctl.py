@@ -144,7 +144,8 @@ def case_journal_trust():
     its worker and journal entry are the worker user's) is believed with its record; the worker
     user's entry about a user's crash that no record confirms is not, nor is a user's entry about
     root's crashes, nor one that names two crashing uids. Before: the worker user's entries were
-    believed for any COREDUMP_UID, and the two-uid entry was listed among root's crashes."""
+    believed for any COREDUMP_UID, and the two-uid entry was listed among root's crashes; and a
+    process running as nobody was believed about nobody's crashes."""
     user, worker = test_user(), worker_user()
     save_sysctl(SUID_DUMPABLE)
     env = Env()
@@ -167,7 +168,11 @@ def case_journal_trust():
     ctl.log_as(j, user, entry_fields(0, 7101))  # a user claiming a crash of root
     ctl.log_as(j, user, entry_fields(0, root, COREDUMP_TIMESTAMP=root_ts))  # ... root's very crash
     ctl.log_as(j, worker, entry_fields(user.pw_uid, 7102))  # the worker user, about a user's crash
-    wait_forged(j, 4)
+    # any process running as nobody (or a recycled DynamicUser= uid), about "its own" crash: those
+    # crashes are always the worker user's to log
+    nobody = pwd.getpwnam("nobody")
+    ctl.log_as(j, nobody, entry_fields(nobody.pw_uid, 7104))
+    wait_forged(j, 5)
     A = ("-D", j.dir, "--storage", env.store, "--config", env.conf)
     rows = sorted((e["pid"], e["uid"], e["exe"]) for e in listed(A))
     want = sorted([(spid, user.pw_uid, suid), (root, 0, CRASHER)])

@@ -12,6 +12,7 @@
 #include "ctl-format.h"
 #include "ctl-group.h"
 #include "json.h"
+#include "uid-class.h"
 #include "ctl-match.h"
 #include "ctl-source.h"
 #include "ctl-time.h"
@@ -154,6 +155,20 @@ static void test_json_print(void) {
         fclose(f);
         CHECK_STREQ(out, "\"a\\u001b[2J\\u009b1m\\u007f\xc3\xa9\\t\\\"\"");
         free(out);
+}
+
+/* A person's uid: not a system user, nobody or a DynamicUser= uid (store.c and ctl-journal.c). */
+static void test_uid_class(void) {
+        CHECK(!uid_is_personal(0));
+        CHECK(!uid_is_personal(999));
+        CHECK(uid_is_personal(1000));
+        CHECK(uid_is_personal(61183));
+        CHECK(!uid_is_personal(61184));
+        CHECK(!uid_is_personal(65519));
+        CHECK(uid_is_personal(65520));
+        CHECK(!uid_is_personal(65534));
+        CHECK(uid_is_personal(65536));
+        CHECK(!uid_is_personal((uid_t) -1));
 }
 
 static void test_matches(void) {
@@ -304,6 +319,7 @@ int main(void) {
         test_parse_timestamp();
         test_json();
         test_json_print();
+        test_uid_class();
         test_matches();
         test_signature();
         test_names();
