@@ -235,12 +235,15 @@ static int crash_open_output(Crash *c) {
 
         /* a second try (crash_record_only after a failure) starts afresh */
         c->out_fd = safe_close(c->out_fd);
+        c->store_granted = 0;
         if (c->storing) {
-                /* room first (systemd vacuums before and after): cheap unless the estimate says so */
-                store_vacuum(m->storage_fd, &m->config, NULL, 0, &m->store_usage);
-                /* MaxUse=/KeepFree= leave no room beside the cores in flight: a record only */
-                if (store_no_room(m->storage_fd, &m->config, store_in_flight(m->crashes, c), c->record.len,
-                                  c->why_buf, sizeof c->why_buf)) {
+                /* room first (systemd vacuums before and after): cheap unless the estimate says so;
+                 * only files this crash may displace (a user's crash never costs another owner one) */
+                store_vacuum_for(m->storage_fd, &m->config, c->info.ruid, &m->store_usage);
+                /* MaxUse=/KeepFree= leave no room beside the cores in flight and those it may not
+                 * displace: a record only */
+                if (store_no_room(m->storage_fd, &m->config, c->info.ruid, crash_store_in_flight(m, c), c->record.len,
+                                  &c->store_granted, c->why_buf, sizeof c->why_buf)) {
                         log_warning("Crash of PID %d (%s): %s", (int) c->info.pid, crash_comm(c), c->why_buf);
                         c->no_core_why = c->why_buf;
                         c->storing = false;
@@ -822,4 +825,16 @@ void crash_worker_lost(Crash *c, const char *why) {
         else
                 log_error("Crash of PID %d (%s): %s; core lost, task released", (int) c->info.pid, crash_comm(c), why);
         crash_free(c);
+}
+
+uint64_t crash_store_in_flight(Manager *m, const Crash *self) {
+        uint64_t sum = 0;
+
+        /* from crash_open_output() (its room granted) until its core is linked or lost */
+        for (const Crash *c = m->crashes; c; c = c->crashes_next)
+                if (c != self && c->storing && c->out_fd >= 0 && c->state != CRASH_RECORDING) {
+                        uint64_t held = MAX(c->store_granted, store_allocated(c->out_fd, 0));
+                        sum = sum > UINT64_MAX - held ? UINT64_MAX : sum + held;
+                }
+        return sum;
 }

@@ -46,6 +46,7 @@ typedef struct Crash {
         int pidfd;
         int out_fd;
         bool storing;
+        uint64_t store_granted;  /* the room its core was granted (its reservation; the job's store_size_max) */
         PidfdInfo info;
         CrashMeta meta;
         uint64_t timestamp_usec; /* CLOCK_REALTIME at accept */
@@ -105,3 +106,6 @@ void crash_worker_lost(Crash *c, const char *why);
 void crash_free(Crash *c);
 /* Logs what happened to the crash (level, what) and frees it. */
 void crash_drop(Crash *c, int level, const char *what);
+/* What the cores being written now may take on disk, but self's: each one's granted room, or what
+ * it holds if more (a core that starts together with others must not count on their room). */
+uint64_t crash_store_in_flight(Manager *m, const Crash *self);

@@ -10,13 +10,16 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
-#include "crash.h"
 #include "log.h"
 #include "record-fields.h"
 #include "macro.h"
 #include "store.h"
 #include "time-util.h"
+#include "vacuum-plan.h"
 #include "vacuum.h"
+
+/* the vacuum's privileged owners are the system users the ACL rule knows */
+_Static_assert(VACUUM_PRIVILEGED_UID_MAX == SYSTEM_UID_MAX, "system uids differ");
 
 int store_open_dir(const char *path) {
         int fd;
@@ -178,10 +181,12 @@ static void report_refusals(const VacuumStats *s, const StoreUsage *u) {
                 log_warning("The file system of the store is below KeepFree= by more than all its cores: deleting "
                             "them would not restore it, none deleted for it (something else fills the disk)");
         if (s->stopped_at_keep && !u->said_stopped)
-                log_info("The store stays past MaxUse= for now: the user using the most has only the core just "
-                         "stored left, and no one else's core goes for it");
+                log_info("The store stays past MaxUse= for now: nothing the crash may displace is left (a user's "
+                         "crash deletes only that user's older files), or the owner using the most has only the core "
+                         "just stored left");
         if (s->keep_deleted)
-                log_warning("The core just stored alone was larger than MaxUse=: deleted, no other core was");
+                log_warning("The core just stored was larger than what MaxUse= leaves beside the cores its crash may "
+                            "not displace: deleted, no other core was");
 }
 
 uint64_t store_allocated(int fd, uint64_t bytes) {
@@ -202,42 +207,70 @@ static VacuumLimits limits_of(const Config *c) {
         };
 }
 
-uint64_t store_in_flight(const Crash *crashes, const Crash *self) {
-        uint64_t sum = 0;
+/* What a core of uid starting now has room for, and what decided it. */
+typedef struct CoreRoom {
+        uint64_t room;        /* the cap */
+        uint64_t room_others; /* the cap if uid could displace every stored core */
+        uint64_t keep_free;   /* KeepFree= and the record's room */
+        uint64_t held;        /* stored cores uid may not displace */
+} CoreRoom;
 
-        for (const Crash *c = crashes; c; c = c->crashes_next)
-                if (c != self && c->storing && c->state == CRASH_STREAMING && c->out_fd >= 0)
-                        sum += store_allocated(c->out_fd, 0);
-        return sum;
+static uint64_t sub_sat(uint64_t a, uint64_t b) {
+        return a > b ? a - b : 0;
 }
 
-uint64_t store_core_cap(int dirfd, const Config *c, uint64_t in_flight, size_t record_len, uint64_t *ret_keep_free) {
+static bool core_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, CoreRoom *ret) {
         VacuumLimits l = limits_of(c);
-        uint64_t max_use, keep_free, avail, record_room = (uint64_t) record_len + STORE_RECORD_SLACK;
+        uint64_t max_use, keep_free, avail, held = 0, record_room = (uint64_t) record_len + STORE_RECORD_SLACK;
 
-        if (!vacuum_effective_limits(dirfd, &l, &max_use, &keep_free, &avail)) {
-                *ret_keep_free = UINT64_MAX;
-                return 0;
-        }
+        *ret = (CoreRoom) { .keep_free = UINT64_MAX };
+        if (!vacuum_effective_limits(dirfd, &l, &max_use, &keep_free, &avail) || vacuum_held(dirfd, uid, &held) < 0)
+                return false;
         /* the crash's record must still fit when the core has taken its room */
         keep_free = keep_free > UINT64_MAX - record_room ? UINT64_MAX : keep_free + record_room;
-        *ret_keep_free = keep_free;
-        return vacuum_core_room(max_use, keep_free, avail, in_flight);
-}
-
-bool store_no_room(int dirfd, const Config *c, uint64_t in_flight, size_t record_len, char *why, size_t size) {
-        uint64_t keep_free, room = store_core_cap(dirfd, c, in_flight, record_len, &keep_free);
-
-        if (room >= STORE_ROOM_MIN)
-                return false;
-        snprintf(why, size, "no room in the store: MaxUse= and KeepFree= (with room for the record: %llu bytes free) "
-                 "leave %llu bytes beside the %llu bytes of cores being written; core not stored",
-                 (unsigned long long) keep_free, (unsigned long long) room, (unsigned long long) in_flight);
+        *ret = (CoreRoom) {
+                .room = sub_sat(vacuum_core_room(max_use, keep_free, avail, in_flight, held), STORE_FILE_OVERHEAD),
+                .room_others = sub_sat(vacuum_core_room(max_use, keep_free, avail, in_flight, 0), STORE_FILE_OVERHEAD),
+                .keep_free = keep_free,
+                .held = held,
+        };
         return true;
 }
 
-bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u) {
-        VacuumLimits l = limits_of(c);
+uint64_t store_core_cap(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len,
+                        uint64_t *ret_keep_free, uint64_t *ret_held) {
+        CoreRoom cr;
+
+        (void) core_room(dirfd, c, uid, in_flight, record_len, &cr);
+        *ret_keep_free = cr.keep_free;
+        *ret_held = cr.held;
+        return cr.room;
+}
+
+bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, uint64_t *ret_room,
+                   char *why, size_t size) {
+        CoreRoom cr;
+
+        (void) core_room(dirfd, c, uid, in_flight, record_len, &cr);
+        *ret_room = cr.room;
+        if (cr.room >= STORE_ROOM_MIN)
+                return false;
+        if (cr.room_others >= STORE_ROOM_MIN)
+                snprintf(why, size, "no room in the store: it is full with other owners' cores (MaxUse= leaves "
+                         "less than a block beside their %llu bytes, which a crash of uid %u may not displace, and "
+                         "the %llu bytes of cores being written); core not stored", (unsigned long long) cr.held,
+                         (unsigned) uid, (unsigned long long) in_flight);
+        else
+                snprintf(why, size, "no room in the store: MaxUse= and KeepFree= (with room for the record: %llu "
+                         "bytes free) leave %llu bytes beside the %llu bytes of cores being written; core not stored",
+                         (unsigned long long) cr.keep_free, (unsigned long long) cr.room,
+                         (unsigned long long) in_flight);
+        return true;
+}
+
+/* Runs the vacuum with l; updates the estimate, logs what it would not do. */
+static bool vacuum_with(int dirfd, const Config *c, const VacuumLimits *l, const char *keep, uint64_t added,
+                        StoreUsage *u) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         VacuumStats s = {};
         int r;
@@ -245,10 +278,10 @@ bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, 
         /* the estimate knows sizes, not ages: with MaxAgeSec= rescan at least that often */
         if (u->known && now - u->scanned_usec < MIN(STORE_RESCAN_USEC, c->max_age_usec)) {
                 u->bytes_cores += added;
-                if (!vacuum_over_limits(dirfd, &l, u->bytes_cores))
+                if (!vacuum_over_limits(dirfd, l, u->bytes_cores))
                         return false;
         }
-        r = vacuum_run(dirfd, &l, keep, report_vacuumed, NULL, &s);
+        r = vacuum_run(dirfd, l, keep, report_vacuumed, NULL, &s);
         if (r < 0) {
                 log_warning_errno(r, "Failed to vacuum the storage directory: %m");
                 u->known = false;
@@ -258,4 +291,27 @@ bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, 
         *u = (StoreUsage) { .known = true, .bytes_cores = s.bytes_cores, .scanned_usec = now,
                             .said_unreachable = s.keep_free_unreachable, .said_stopped = s.stopped_at_keep };
         return s.keep_deleted;
+}
+
+bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u) {
+        VacuumLimits l = limits_of(c);
+        uint64_t usec;
+
+        /* the core just stored: its crash's rule (the owner its name carries, as the manager made it) */
+        if (keep && vacuum_parse_name(keep, &l.crash_uid, &usec) >= 0)
+                l.for_crash = true;
+        else if (keep)
+                l.for_crash = true, l.crash_uid = UID_INVALID; /* not a name we make: no user's files go */
+        else /* the periodic vacuum: anyone may fill the disk, and records are written without a
+              * vacuum after them (a user's may push the system's out by the owner-using-the-most rule) */
+                l.keep_free_off = l.records_as_root = true;
+        return vacuum_with(dirfd, c, &l, keep, added, u);
+}
+
+void store_vacuum_for(int dirfd, const Config *c, uid_t uid, StoreUsage *u) {
+        VacuumLimits l = limits_of(c);
+
+        l.for_crash = true;
+        l.crash_uid = uid;
+        (void) vacuum_with(dirfd, c, &l, NULL, 0, u);
 }

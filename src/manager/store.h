@@ -67,29 +67,45 @@ typedef struct StoreUsage {
 /* What the stored file fd takes on disk (as du counts it); bytes rounded up if fstat fails. */
 uint64_t store_allocated(int fd, uint64_t bytes);
 
-/* Keeps the store within MaxUse=/KeepFree= after a core of added bytes was stored: deletes the
- * oldest cores of the user using the most until they hold (vacuum-plan.h: fair per user, never
- * another's core for keep, the core just stored); records outlive their cores within their
- * share (vacuum.h). Scans the directory only when the running estimate says the limits may be
- * broken or the last scan is older than STORE_RESCAN_USEC (others may have changed the store):
- * a scan per crash costs a crash storm O(cores) each. True if keep itself was deleted (alone
- * larger than MaxUse=). */
+/* Keeps the store within MaxUse=/KeepFree= after a core of added bytes was stored (keep, its
+ * name, which carries its owner) or, with keep NULL, periodically: vacuum.h's rules. After a
+ * core, only files its crash may displace go (vacuum_may_displace: a user's crash never costs
+ * another owner a file; a system uid's takes from the user using the most, then its own oldest),
+ * never the core just stored unless it alone, beside the cores it may not displace, is past
+ * MaxUse= (it grew past its cap). The periodic vacuum deletes the oldest cores of the owner using
+ * the most for MaxUse= and MaxAgeSec= (new cores are capped so that no user's crash puts the
+ * store past MaxUse=) and does not pursue KeepFree= (anyone who can write to the file system can
+ * push it below: new cores are capped by it instead, and a crash's own vacuum frees for it what
+ * it may displace); records past their budget go as for a crash of root, the users' first (records
+ * are written after a crash's vacuum, so a user's may push the total past it). Records outlive
+ * their cores within their share (vacuum.h). Scans the directory only when the running estimate
+ * says the limits may be broken or the last scan is older than STORE_RESCAN_USEC (others may have
+ * changed the store): a scan per crash costs a crash storm O(cores) each. True if keep itself was
+ * deleted. */
 bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u);
+/* Before a core of uid is written: the limits kept with only the files that crash may displace
+ * (KeepFree= included: a disk filled by a user costs only that user's cores). */
+void store_vacuum_for(int dirfd, const Config *c, uid_t uid, StoreUsage *u);
 
 /* A core gets no file when MaxUse= and KeepFree= leave less than this for it (not a block). */
 #define STORE_ROOM_MIN UINT64_C(4096)
+/* What a stored file may take on disk beyond the bytes its cap counts: its last block, and the
+ * xattrs and the ACL set when it is linked (a block of their own on ext4). The cap leaves it
+ * out, so that the vacuum after the core, which counts allocated blocks, finds it within. */
+#define STORE_FILE_OVERHEAD (UINT64_C(2) * STORE_BLOCK_SIZE)
 /* Kept free beside a core, for its record: the base record (known), the stack traces and
  * packages (at most ANALYSIS_BYTES_MAX), the final fields. */
 #define STORE_RECORD_SLACK ((uint64_t) ANALYSIS_BYTES_MAX + (UINT64_C(64) << 10))
 
-typedef struct Crash Crash;
-/* What the cores being written now take on disk (the manager holds each one's output), but
- * self's. */
-uint64_t store_in_flight(const Crash *crashes, const Crash *self);
-/* The most a core starting now may take on disk (vacuum_core_room: MaxUse= less the cores in
- * flight, the file system's free space above KeepFree= and its record's room: record_len, its
- * base record's size, and STORE_RECORD_SLACK), and the free space the file system must keep
- * while it is written (KeepFree= and that room); 0 if the file system cannot be asked. */
-uint64_t store_core_cap(int dirfd, const Config *c, uint64_t in_flight, size_t record_len, uint64_t *ret_keep_free);
-/* Whether a core starting now would get less than STORE_ROOM_MIN; if so, why (in why). */
-bool store_no_room(int dirfd, const Config *c, uint64_t in_flight, size_t record_len, char *why, size_t size);
+/* The most a core of uid starting now may take on disk (vacuum_core_room: MaxUse= less in_flight,
+ * what the other cores in flight were granted or hold if more, and less the stored cores uid may
+ * not displace (*ret_held); the file system's free space above KeepFree= and its record's room:
+ * record_len, its base record's size, and STORE_RECORD_SLACK), and the free space the file
+ * system must keep while it is written (KeepFree= and that room); 0 if the file system or the
+ * store cannot be read. Scans the store (O(files)). */
+uint64_t store_core_cap(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len,
+                        uint64_t *ret_keep_free, uint64_t *ret_held);
+/* Whether a core of uid starting now would get less than STORE_ROOM_MIN; if so, why (in why).
+ * The room it gets (store_core_cap) in *ret_room. */
+bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, uint64_t *ret_room,
+                   char *why, size_t size);

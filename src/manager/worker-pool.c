@@ -436,10 +436,18 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
         int fds[JOB_FDS] = { conn_fd, out_fd, record_fd, table_fd };
         int r;
 
-        /* the file's cap, with the cores in flight now counted (finding: disk exhaustion) */
-        if (c->storing)
-                job.store_size_max = store_core_cap(m->storage_fd, cfg, store_in_flight(m->crashes, c), c->record.len,
-                                                    &job.keep_free);
+        /* the file's cap: at most the room granted when its output was opened (its reservation,
+         * which the cores starting after it counted), and what is left now, the other cores in
+         * flight (what each was granted, or holds if more) and the stored cores this crash may not
+         * displace counted */
+        if (c->storing) {
+                uint64_t held;
+
+                job.store_size_max = MIN(c->store_granted,
+                                         store_core_cap(m->storage_fd, cfg, c->info.ruid, crash_store_in_flight(m, c),
+                                                        c->record.len, &job.keep_free, &held));
+                c->store_granted = job.store_size_max;
+        }
 
         if (table_fd < 0) {
                 worker_kill(w, "could not be given its module table");

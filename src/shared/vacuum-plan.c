@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The vacuum's choice of victims (vacuum-plan.h): per-owner fairness with a heap of owners.
+/* The vacuum's choice of victims (vacuum-plan.h): who may displace whom, per-owner fairness with
+ * a heap of owners.
  * Shared, pure: reads and marks the array it is given, allocates only its own index. */
 #include <stdlib.h>
 
@@ -8,6 +9,7 @@
 
 /* One owner's files of one kind, sorted oldest first; next walks the ones that may go. */
 typedef struct Owner {
+        uid_t uid;
         uint64_t bytes; /* still in use, the kept file included */
         VacuumFile **next, **end;
 } Owner;
@@ -18,7 +20,21 @@ typedef struct Pass {
         uint64_t used, limit;
         bool want_free; /* cores: KeepFree= too */
         uint64_t avail, keep_free;
+        bool for_crash; /* only what a crash of crash_uid may displace */
+        uid_t crash_uid;
 } Pass;
+
+bool vacuum_may_displace(uid_t actor, uid_t owner) {
+        if (owner == actor)
+                return true;
+        /* a system uid's core displaces users' files; a user's core nobody's but the user's */
+        return actor <= VACUUM_PRIVILEGED_UID_MAX && owner > VACUUM_PRIVILEGED_UID_MAX;
+}
+
+/* Whether the pass may delete files of owner at all. */
+static bool pass_may_take(const Pass *p, uid_t owner) {
+        return !p->for_crash || vacuum_may_displace(p->crash_uid, owner);
+}
 
 static int cmp_owner_then_age(const void *a, const void *b) {
         const VacuumFile *x = *(VacuumFile *const *) a, *y = *(VacuumFile *const *) b;
@@ -79,24 +95,31 @@ static size_t group_owners(VacuumFile **s, size_t n, Owner *owners) {
 
         for (size_t i = 0; i < n; i++) {
                 if (i == 0 || s[i]->uid != s[i - 1]->uid)
-                        owners[n_owners++] = (Owner) { .next = &s[i] };
+                        owners[n_owners++] = (Owner) { .uid = s[i]->uid, .next = &s[i] };
                 owners[n_owners - 1].bytes += s[i]->bytes;
                 owners[n_owners - 1].end = &s[i + 1];
         }
         return n_owners;
 }
 
-/* Dooms the heaviest owner's oldest file until the pass is within its limits, or the heaviest
- * has only its kept file left. */
-static void take_from_heaviest(Owner *h, size_t n_owners, Pass *p, VacuumPlanStats *st) {
+/* Dooms the heaviest owner's oldest file until the pass is within its limits. An owner with
+ * only its kept file left stops the pass (stop_at_keep: the administrator's vacuum, which never
+ * deletes another's file for the kept one) or leaves the heap (a crash's: the others it may
+ * displace). */
+static void take_from_heaviest(Owner *h, size_t n_owners, Pass *p, bool stop_at_keep, VacuumPlanStats *st) {
         for (size_t i = n_owners / 2; i-- > 0;)
                 sift_down(h, n_owners, i);
         while (n_owners > 0 && pass_over(p)) {
                 VacuumFile *v = owner_next(&h[0]);
 
-                if (!v) {
+                if (!v && stop_at_keep) {
                         st->stopped_at_keep = true;
                         return;
+                }
+                if (!v) {
+                        h[0] = h[--n_owners];
+                        sift_down(h, n_owners, 0);
+                        continue;
                 }
                 v->doomed = true;
                 h[0].next++;
@@ -107,12 +130,29 @@ static void take_from_heaviest(Owner *h, size_t n_owners, Pass *p, VacuumPlanSta
         }
 }
 
+/* A crash's choice: the owners it may displace, the one using the most first, then its own
+ * oldest files; nothing of anyone else. */
+static void take_for_crash(Owner *owners, size_t n_owners, Pass *p, VacuumPlanStats *st) {
+        Owner self = {};
+        size_t k = 0;
+
+        for (size_t i = 0; i < n_owners; i++)
+                if (owners[i].uid == p->crash_uid)
+                        self = owners[i];
+                else if (pass_may_take(p, owners[i].uid))
+                        owners[k++] = owners[i];
+        take_from_heaviest(owners, k, p, false, st);
+        take_from_heaviest(&self, self.next ? 1 : 0, p, false, st);
+        if (pass_over(p))
+                st->stopped_at_keep = true;
+}
+
 /* Whether deleting every core that may go would bring the file system back to KeepFree=. */
 static bool keep_free_reachable(VacuumFile **s, size_t n, const Pass *p) {
         uint64_t may_go = 0;
 
         for (size_t i = 0; i < n; i++)
-                if (!s[i]->keep)
+                if (!s[i]->keep && pass_may_take(p, s[i]->uid))
                         may_go += s[i]->bytes;
         return p->avail >= p->keep_free || p->keep_free - p->avail <= may_go;
 }
@@ -134,19 +174,38 @@ static int run_pass(VacuumFile *f, size_t n, Pass *p, VacuumPlanStats *st) {
                 st->keep_free_unreachable = true;
                 p->want_free = false;
         }
-        take_from_heaviest(owners, group_owners(s, k, owners), p, st);
+        if (p->for_crash)
+                take_for_crash(owners, group_owners(s, k, owners), p, st);
+        else
+                take_from_heaviest(owners, group_owners(s, k, owners), p, true, st);
         return 0;
 }
 
+/* What the cores a crash may not displace hold (nothing for the administrator's vacuum). */
+static uint64_t held_from(const VacuumFile *f, size_t n, const Pass *p) {
+        uint64_t held = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (!f[i].record && !f[i].doomed && !pass_may_take(p, f[i].uid))
+                        held = add_sat(held, f[i].bytes);
+        return held;
+}
+
 int vacuum_plan(VacuumFile *f, size_t n, const VacuumBudget *b, VacuumPlanStats *ret) {
-        Pass cores = { .limit = b->max_use, .want_free = true, .avail = b->avail, .keep_free = b->keep_free };
-        Pass records = { .record = true, .limit = b->records };
+        Pass cores = { .limit = b->max_use, .want_free = true, .avail = b->avail, .keep_free = b->keep_free,
+                       .for_crash = b->for_crash, .crash_uid = b->crash_uid };
+        Pass records = { .record = true, .limit = b->records, .for_crash = b->for_crash || b->records_as_root,
+                         .crash_uid = b->for_crash ? b->crash_uid : 0 };
+        uint64_t held = held_from(f, n, &cores);
+        uint64_t room = b->max_use > held ? b->max_use - held : 0;
         int r;
 
         *ret = (VacuumPlanStats) {};
         for (size_t i = 0; i < n; i++) {
-                if (!f[i].record && f[i].keep && f[i].bytes > b->max_use)
-                        f[i].doomed = true; /* alone past MaxUse=: this one goes, nothing else for it */
+                /* alone past MaxUse= (beside what it may not displace): this one goes, nothing
+                 * else for it */
+                if (!f[i].record && f[i].keep && f[i].bytes > room)
+                        f[i].doomed = true;
                 if (f[i].doomed)
                         cores.avail = add_sat(cores.avail, f[i].bytes);
         }

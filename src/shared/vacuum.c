@@ -189,14 +189,32 @@ bool vacuum_effective_limits(int dirfd, const VacuumLimits *l, uint64_t *max_use
 bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used) {
         uint64_t max_use, keep_free, avail;
 
-        return vacuum_effective_limits(dirfd, l, &max_use, &keep_free, &avail) && (used > max_use || avail < keep_free);
+        return vacuum_effective_limits(dirfd, l, &max_use, &keep_free, &avail) &&
+               (used > max_use || (!l->keep_free_off && avail < keep_free));
 }
 
-uint64_t vacuum_core_room(uint64_t max_use, uint64_t keep_free, uint64_t avail, uint64_t in_flight) {
-        uint64_t by_use = max_use > in_flight ? max_use - in_flight : 0;
+uint64_t vacuum_core_room(uint64_t max_use, uint64_t keep_free, uint64_t avail, uint64_t in_flight, uint64_t held) {
+        uint64_t taken = in_flight > UINT64_MAX - held ? UINT64_MAX : in_flight + held;
+        uint64_t by_use = max_use > taken ? max_use - taken : 0;
         uint64_t by_free = avail > keep_free ? avail - keep_free : 0;
 
         return MIN(by_use, by_free);
+}
+
+int vacuum_held(int dirfd, uid_t uid, uint64_t *ret) {
+        VacuumFile *f = NULL;
+        VacuumStats s;
+        uint64_t held = 0;
+        size_t n = 0;
+        int r = scan(dirfd, &f, &n, &s);
+
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (!f[i].record && !vacuum_may_displace(uid, f[i].uid))
+                        held += f[i].bytes;
+        free_files(f, n);
+        if (r >= 0)
+                *ret = held;
+        return r;
 }
 
 static int cmp_age(const void *a, const void *b) {
@@ -255,6 +273,11 @@ static int plan(int dirfd, const VacuumLimits *l, VacuumFile *f, size_t n, Vacuu
         if (!vacuum_effective_limits(dirfd, l, &b.max_use, &b.keep_free, &b.avail))
                 return 0;
         b.records = MAX(b.max_use / VACUUM_RECORDS_SHARE, l->records_min);
+        b.for_crash = l->for_crash;
+        b.crash_uid = l->crash_uid;
+        b.records_as_root = l->records_as_root;
+        if (l->keep_free_off)
+                b.keep_free = 0;
         r = vacuum_plan(f, n, &b, &ps);
         s->keep_free_unreachable = ps.keep_free_unreachable;
         s->stopped_at_keep = ps.stopped_at_keep;

@@ -4,15 +4,18 @@
 #pragma once
 
 /* Keeping the store within bounds: while the cores use more than MaxUse= or the file system has
- * less than KeepFree= free, delete the oldest core of the user using the most (vacuum-plan.h:
- * fair per owner, never the core just stored, and never for KeepFree= when all the cores could
- * not restore it); plus ours, cores older than a maximum age. Records (record.*.export,
- * suppressed.*.export) outlive their cores, so the crash is still listed, its core "missing",
- * but they are bounded too (a crash loop's history must not fill the disk): older than the
- * maximum age, or past their budget of 1/VACUUM_RECORDS_SHARE of MaxUse= (at least
- * records_min), the oldest of the owner using the most go. Every file of the store is listed and
- * counted (no cap; about 100 bytes of memory each while the vacuum runs). Used by coredumpctl
- * vacuum and the daemon. */
+ * less than KeepFree= free, delete cores by vacuum-plan.h's rule. For a crash (for_crash: the
+ * vacuum before its core is written and the one after, with the core just stored kept), only
+ * files that crash may displace: a user's crash deletes only that user's older files, a system
+ * uid's those of the user using the most, then its own; never the core just stored, and never
+ * for KeepFree= when the cores that may go could not restore it. Otherwise (the periodic vacuum,
+ * coredumpctl vacuum) the oldest core of the owner using the most; plus ours, cores older than a
+ * maximum age. Records (record.*.export, suppressed.*.export) outlive their cores, so the crash
+ * is still listed, its core "missing", but they are bounded too (a crash loop's history must
+ * not fill the disk): older than the maximum age, or past their budget of
+ * 1/VACUUM_RECORDS_SHARE of MaxUse= (at least records_min), by the same rule. Every file of the
+ * store is listed and counted (no cap; about 100 bytes of memory each while the vacuum runs).
+ * Used by coredumpctl vacuum and the daemon. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,6 +37,11 @@ typedef struct VacuumLimits {
         bool max_age_cores_only; /* records older than max_age_usec stay (coredumpctl vacuum --older-than) */
         uint64_t records_min; /* the records' budget is at least this (VACUUM_RECORDS_MIN; 0 in tests) */
         uint64_t now_usec;
+        bool for_crash;      /* making room for a crash of crash_uid: only what it may displace */
+        uid_t crash_uid;
+        bool keep_free_off;  /* KeepFree= is not pursued (the periodic vacuum: a user may fill the disk) */
+        bool records_as_root; /* records over their budget go as for a crash of root: users' first
+                               * (the periodic vacuum: records are written past it without a vacuum) */
 } VacuumLimits;
 
 typedef struct VacuumStats {
@@ -54,8 +62,12 @@ int vacuum_usage(int dirfd, VacuumStats *ret);
 bool vacuum_effective_limits(int dirfd, const VacuumLimits *l, uint64_t *max_use, uint64_t *keep_free,
                              uint64_t *avail);
 /* Pure: the most a new core may take on disk: what MaxUse= leaves beside the cores in flight
- * (the stored ones make room through the vacuum) and what the file system has above KeepFree=. */
-uint64_t vacuum_core_room(uint64_t max_use, uint64_t keep_free, uint64_t avail, uint64_t in_flight);
+ * (what each was granted, or holds if more) and the stored cores its crash may not displace
+ * (held; the others make room through the vacuum), and what the file system has above
+ * KeepFree=. */
+uint64_t vacuum_core_room(uint64_t max_use, uint64_t keep_free, uint64_t avail, uint64_t in_flight, uint64_t held);
+/* What the stored cores a crash of uid may not displace take on disk (vacuum_may_displace). */
+int vacuum_held(int dirfd, uid_t uid, uint64_t *ret);
 /* Whether cores using used bytes, with the file system of dirfd as it is, break the limits. */
 bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used);
 /* Deletes cores (then records) until the limits hold; the core named keep (may be NULL) only if

@@ -224,12 +224,159 @@ static void test_plan_records_fair(void) {
         CHECK(f[2].doomed && f[3].doomed);
 }
 
-/* A new core's room: MaxUse= less the cores in flight, and the file system above KeepFree=. */
+/* A new core's room: MaxUse= less the cores in flight and the stored cores it may not
+ * displace, and the file system above KeepFree=. */
 static void test_core_room(void) {
-        CHECK_EQ(vacuum_core_room(100, 10, 1000, 30), 70);
-        CHECK_EQ(vacuum_core_room(100, 10, 50, 30), 40);
-        CHECK_EQ(vacuum_core_room(100, 10, 5, 0), 0);
-        CHECK_EQ(vacuum_core_room(100, 10, 1000, 200), 0);
+        CHECK_EQ(vacuum_core_room(100, 10, 1000, 30, 0), 70);
+        CHECK_EQ(vacuum_core_room(100, 10, 50, 30, 0), 40);
+        CHECK_EQ(vacuum_core_room(100, 10, 5, 0, 0), 0);
+        CHECK_EQ(vacuum_core_room(100, 10, 1000, 200, 0), 0);
+        CHECK_EQ(vacuum_core_room(100, 10, 1000, 30, 60), 10);
+        CHECK_EQ(vacuum_core_room(100, 10, 1000, 0, UINT64_MAX), 0);
+        CHECK_EQ(vacuum_core_room(100, 10, 1000, UINT64_MAX, UINT64_MAX), 0);
+}
+
+/* Who may displace whom: a user only themselves; a system uid users and summaries, not another
+ * system uid. */
+static void test_may_displace(void) {
+        CHECK(vacuum_may_displace(ALICE, ALICE));
+        CHECK(!vacuum_may_displace(ALICE, ROOT));
+        CHECK(!vacuum_may_displace(ALICE, BOB));
+        CHECK(!vacuum_may_displace(ALICE, UID_INVALID));
+        CHECK(vacuum_may_displace(ROOT, ALICE));
+        CHECK(vacuum_may_displace(ROOT, UID_INVALID));
+        CHECK(vacuum_may_displace(ROOT, ROOT));
+        CHECK(!vacuum_may_displace(ROOT, 100));
+        CHECK(vacuum_may_displace(999, 1000));
+        CHECK(!vacuum_may_displace(1000, 999));
+}
+
+/* A user's core lighter than root's pushes the store past MaxUse=: nothing of root's goes (the
+ * administrator's rule would take root's, the heavier); the user's own older core does. */
+static void test_plan_lighter_user(void) {
+        VacuumFile f[] = { file(ROOT, 1, 6, false), file(ALICE, 2, 1, false), file(ALICE, 3, 4, false) };
+        VacuumBudget b = { .max_use = 10 * MIB, .avail = UINT64_MAX, .records = UINT64_MAX, .for_crash = true,
+                           .crash_uid = ALICE };
+        VacuumPlanStats st;
+
+        f[2].keep = true;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!f[0].doomed);
+        CHECK(f[1].doomed);
+        CHECK(!f[2].doomed);
+        CHECK(!st.stopped_at_keep);
+
+        /* nothing of its own left, within what root's and Bob's cores leave it (its cap): all stay */
+        f[1].doomed = false;
+        f[1].uid = BOB;
+        f[2].bytes = 3 * MIB;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!f[0].doomed && !f[1].doomed && !f[2].doomed);
+
+        /* grown past what the others' cores leave it: the kept core itself goes, nothing else */
+        f[2].bytes = 4 * MIB;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!f[0].doomed && !f[1].doomed);
+        CHECK(f[2].doomed);
+}
+
+/* Subordinate uids splitting a flood so that any victim is the heaviest: a user's crash still
+ * takes nothing of anyone else; root's crash takes the heaviest user's oldest first, then its
+ * own oldest, never another system uid's. */
+static void test_plan_split_flood(void) {
+        VacuumFile f[] = { file(ROOT, 1, 5, false), file(100, 2, 5, false), file(ALICE, 3, 3, false),
+                           file(BOB, 4, 2, false), file(ALICE, 5, 2, false), file(ROOT, 6, 2, false) };
+        VacuumBudget b = { .max_use = 10 * MIB, .avail = UINT64_MAX, .records = UINT64_MAX, .for_crash = true,
+                           .crash_uid = BOB };
+        VacuumPlanStats st;
+
+        f[3].keep = true;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK_EQ(doomed_of(f, ELEMENTSOF(f), ROOT, false) + doomed_of(f, ELEMENTSOF(f), 100, false) +
+                 doomed_of(f, ELEMENTSOF(f), ALICE, false), 0);
+        CHECK(f[3].doomed); /* the others hold more than MaxUse=: its cap was nothing, it grew */
+        CHECK(st.stopped_at_keep);
+
+        /* root's new core (19 MiB stored, 10 allowed): Alice's 5, Bob's 2, then root's own oldest */
+        f[3].keep = false;
+        f[3].doomed = false;
+        f[5].keep = true;
+        b.crash_uid = ROOT;
+        b.max_use = 12 * MIB;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(f[2].doomed && f[4].doomed); /* Alice, the heaviest user: 5 MiB */
+        CHECK(f[3].doomed);                /* then Bob: 12 MiB left */
+        CHECK(!f[0].doomed && !f[1].doomed && !f[5].doomed);
+        CHECK(!st.stopped_at_keep);
+        b.max_use = 8 * MIB;
+        for (unsigned i = 0; i < ELEMENTSOF(f); i++)
+                f[i].doomed = false;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(f[0].doomed);  /* root's own oldest, after the users' */
+        CHECK(!f[1].doomed); /* another system uid's: never */
+        CHECK(!f[5].doomed);
+}
+
+/* KeepFree= for a user's crash: only its own cores count toward restoring it, and only they go;
+ * the disk filled by the user does not cost root a core. */
+static void test_plan_keep_free_for_user(void) {
+        VacuumFile f[] = { file(ROOT, 1, 6, false), file(ALICE, 2, 1, false), file(ALICE, 3, 1, false) };
+        VacuumBudget b = { .max_use = UINT64_MAX, .keep_free = 10 * MIB, .avail = 9 * MIB, .records = UINT64_MAX,
+                           .for_crash = true, .crash_uid = ALICE };
+        VacuumPlanStats st;
+
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!st.keep_free_unreachable);
+        CHECK(!f[0].doomed);
+        CHECK(f[1].doomed);
+        CHECK(!f[2].doomed);
+
+        f[1].doomed = false;
+        b.avail = 5 * MIB; /* 5 MiB short: root's core could restore it, Alice's 2 cannot */
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(st.keep_free_unreachable);
+        CHECK(!f[0].doomed && !f[1].doomed && !f[2].doomed);
+
+        b.crash_uid = ROOT; /* root's crash: Alice's cores first, then root's own */
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!st.keep_free_unreachable);
+        CHECK(f[0].doomed && f[1].doomed && f[2].doomed);
+}
+
+/* Records for a user's crash: only the user's own go, even when root's are the heaviest. */
+static void test_plan_records_for_user(void) {
+        VacuumFile f[] = { file(ROOT, 1, 40, true), file(UID_INVALID, 2, 1, true), file(ALICE, 3, 20, true),
+                           file(ALICE, 4, 5, true) };
+        VacuumBudget b = { .max_use = UINT64_MAX, .avail = UINT64_MAX, .records = 64 * MIB, .for_crash = true,
+                           .crash_uid = ALICE };
+        VacuumPlanStats st;
+
+        f[3].keep = true;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!f[0].doomed && !f[1].doomed && !f[3].doomed);
+        CHECK(f[2].doomed);
+}
+
+/* The periodic vacuum's records (records_as_root): a user's flood past the budget, lighter than
+ * root's records, costs users' records, never root's (the administrator's rule would take root's,
+ * the heaviest); cores keep the owner-using-the-most rule. */
+static void test_plan_records_as_root(void) {
+        VacuumFile f[] = { file(ROOT, 1, 40, true), file(ALICE, 2, 20, true), file(ALICE, 3, 8, true),
+                           file(ROOT, 4, 1, true), file(ROOT, 5, 6, false), file(ALICE, 6, 5, false) };
+        VacuumBudget b = { .max_use = 10 * MIB, .avail = UINT64_MAX, .records = 64 * MIB, .records_as_root = true };
+        VacuumPlanStats st;
+
+        f[3].keep = true; /* the newest record */
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(!f[0].doomed && !f[2].doomed);
+        CHECK(f[1].doomed);
+        CHECK(f[4].doomed && !f[5].doomed); /* cores: the heaviest owner's, root's */
+
+        for (unsigned i = 0; i < ELEMENTSOF(f); i++)
+                f[i].doomed = false;
+        b.records_as_root = false;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(f[0].doomed && !f[1].doomed); /* the administrator's rule: root, the heaviest */
 }
 
 /* The file system as it is (a real scan): the store's vacuum keeps root's core when a user's
@@ -250,6 +397,31 @@ static void test_run_keeps_root(void) {
         cleanup(path, dir);
 }
 
+/* A real scan: what a user's crash may not displace, and the post-store vacuum of a user's core
+ * lighter than root's keeps root's. */
+static void test_run_held(void) {
+        char path[] = "/var/tmp/test-vacuum.XXXXXX";
+        const char *user = "core.x.1000." BOOT ".300.1796301478000000.zst";
+        VacuumLimits l = { .max_use = 3 * BLOCK, .keep_free = 0, .max_age_usec = UINT64_MAX, .now_usec = T0,
+                           .for_crash = true, .crash_uid = 1000 };
+        uint64_t held;
+        VacuumStats s;
+        int dir = make_store(path, 0); /* root's core: 2 blocks */
+
+        put(dir, user, 1);
+        CHECK_EQ(vacuum_held(dir, 1000, &held), 0);
+        CHECK_EQ(held, 2 * BLOCK);
+        CHECK_EQ(vacuum_held(dir, 0, &held), 0);
+        CHECK_EQ(held, 0);
+        put(dir, user, 2); /* 4 blocks, MaxUse= 3 */
+        CHECK_EQ(vacuum_run(dir, &l, user, NULL, NULL, &s), 0);
+        CHECK(exists(dir, "core.x.0." BOOT ".100.1796301477000000.zst"));
+        CHECK(!exists(dir, user)); /* past what root's core leaves it: its own core goes */
+        CHECK(s.keep_deleted);
+        CHECK_EQ(s.n_deleted, 1);
+        cleanup(path, dir);
+}
+
 int main(void) {
         test_records_share();
         test_records_age();
@@ -261,6 +433,13 @@ int main(void) {
         test_plan_keep_free();
         test_plan_records_fair();
         test_core_room();
+        test_may_displace();
+        test_plan_lighter_user();
+        test_plan_split_flood();
+        test_plan_keep_free_for_user();
+        test_plan_records_for_user();
+        test_plan_records_as_root();
         test_run_keeps_root();
+        test_run_held();
         TESTS_DONE();
 }
