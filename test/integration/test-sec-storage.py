@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Hostile local users against the store (issue 18, findings 4, 5 and 7), each case failing
 before its fix: incompressible cores filling the file system past KeepFree=, a worker growing
-its core after RESULT, the vacuum made to delete root's core and record, and ACLs for
-DynamicUser= uids."""
+its core after RESULT, the vacuum made to delete root's core and record (by a core larger than
+MaxUse=, or by one lighter than root's that pushes the store past it), cores started together
+each counting on the whole of MaxUse=, and ACLs for DynamicUser= uids."""
 import concurrent.futures
+import glob
 import os
 import re
 import subprocess
@@ -200,6 +202,89 @@ def case_vacuum_wipe():
     check(d.stop() == 0, "daemon did not stop cleanly")
 
 
+def store_cores_bytes(env):
+    return sum(os.stat(c).st_blocks * 512 for c in glob.glob(os.path.join(env.store, "core.*")))
+
+
+def case_vacuum_lighter():
+    """Root has a 6 MiB core (incompressible); MaxUse=10M; the user stores a 5 MiB core, lighter
+    than root's but the two past MaxUse= together: root's core and record stay, and the user's
+    core is cut within what root's leaves it (or not stored), its record saying why. Before: the
+    vacuum after the user's core took from the owner using the most, root, and deleted root's
+    core."""
+    user = test_user()
+    env = Env({"MaxUse": "10M", "KeepFree": "0"})
+    d = env.start()
+    root_pid, _ = crash("mem", 6, "random")
+    record_of(env, root_pid, d)
+    root_core = env.wait_cores(1)[0]
+    root_record = record_path(env, root_pid)
+    upid, _ = crash("mem", 5, "random", user=user)
+    r = record_of(env, upid, d)  # written after the vacuum that follows the user's core
+    why = r.get("COREDUMP_PROCESSING_ERROR", b"").decode()
+    stored = "COREDUMP_FILENAME" in r
+    print(f"observed: root's core {os.path.exists(root_core)}, record {os.path.exists(root_record)}; the user's "
+          f"core {'stored' if stored else 'not stored'}, truncated={r.get('COREDUMP_TRUNCATED')}: {why}; "
+          f"cores {store_cores_bytes(env) / MIB:.1f} MiB")
+    check(os.path.exists(root_core), f"the user's lighter core got root's core deleted:\n{d.log_text()[-3000:]}")
+    check(os.path.exists(root_record), "root's record was deleted")
+    if stored:
+        check(r.get("COREDUMP_TRUNCATED") == b"1" and "MaxUse=" in why,
+              f"the user's core stored whole past what root's leaves it? {why!r}")
+    else:
+        check("no room in the store" in why, f"the user's core not stored, and no reason: {why!r}")
+    check(store_cores_bytes(env) <= 10 * MIB, f"the store holds {store_cores_bytes(env)} bytes of cores, past MaxUse=")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def user_crash_sync(user, *args):
+    """A crasher run as user that says "ready" and crashes when a byte arrives on its stdin."""
+    cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", CRASHER, *map(str, args)]
+    p = subprocess.Popen(cmd, env=dict(os.environ, CRASHER_SYNC="1"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    check(p.stdout.readline().strip() == b"ready", "crasher did not get ready")
+    return p
+
+
+def case_maxuse_parallel():
+    """Four of a user's incompressible 48 MiB cores start at the same moment against MaxUse=64M
+    (a 512 MiB tmpfs store, KeepFree=0): the store, cores being written included, never holds
+    more than MaxUse= and 8 MiB (the records, and the watch's polling); each core is stored whole
+    or cut with the reason, or not stored with the reason. Before: each core's cap was MaxUse=
+    less what the others held when it started (nothing, together), so the four took up to
+    4 x 48 MiB at once."""
+    user = test_user()
+    lanes, slack = 4, 8 * MIB
+    env = Env({"MaxUse": "64M", "KeepFree": "0", "RateLimitBurst": "100", "MaxParallelPerUser": "infinity"})
+    env.mount_tmpfs(env.store, "512M")
+    d = env.start()
+    st = os.statvfs(env.store)
+    size, base = st.f_blocks * st.f_frsize, (st.f_blocks - st.f_bavail) * st.f_frsize
+    procs = [user_crash_sync(user, "mem", 48, "random") for _ in range(lanes)]
+    watch = FreeWatch(env.store)
+    for p in procs:
+        p.stdin.write(b"x")
+        p.stdin.flush()
+    for p in procs:
+        p.wait(120)
+    recs = {p.pid: record_of(env, p.pid, d) for p in procs}
+    peak = size - watch.stop() - base
+    print(f"observed: the store held at most {peak / MIB:.1f} MiB (MaxUse= 64 MiB, slack {slack // MIB} MiB)")
+    stored = 0
+    for pid, r in recs.items():
+        why = r.get("COREDUMP_PROCESSING_ERROR", b"").decode()
+        if "COREDUMP_FILENAME" in r:
+            stored += 1
+            check(r.get("COREDUMP_TRUNCATED") != b"1" or "MaxUse=" in why, f"PID {pid}: cut without the reason: {why!r}")
+        else:
+            check("no room in the store" in why, f"PID {pid}: no core and no reason: {why!r}")
+        print(f"observed: PID {pid}: {'stored' if 'COREDUMP_FILENAME' in r else 'no core'}: {why}")
+    check(peak <= 64 * MIB + slack, f"the store held {peak / MIB:.1f} MiB at once, MaxUse= is 64 MiB:\n"
+          f"{d.log_text()[-4000:]}")
+    check(stored >= 1, "no core was stored at all")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
 def case_dynamic_uid_acl():
     """A crash of a process running as a DynamicUser= uid (61184-65519, recycled between
     unrelated services): its core and record get no ACL entry for that uid; a regular user's
@@ -224,4 +309,5 @@ def case_dynamic_uid_acl():
 
 if __name__ == "__main__":
     run_cases({"disk_cap": case_disk_cap, "grow_after_result": case_grow_after_result,
-               "vacuum_wipe": case_vacuum_wipe, "dynamic_uid_acl": case_dynamic_uid_acl})
+               "vacuum_wipe": case_vacuum_wipe, "vacuum_lighter": case_vacuum_lighter,
+               "maxuse_parallel": case_maxuse_parallel, "dynamic_uid_acl": case_dynamic_uid_acl})
