@@ -285,6 +285,48 @@ def case_maxuse_parallel():
     check(d.stop() == 0, "daemon did not stop cleanly")
 
 
+FILL_TO = """
+import os, sys
+path, want = sys.argv[1], int(sys.argv[2])
+with open(path, "wb") as f:
+    while True:
+        st = os.statvfs(path)
+        over = st.f_bavail * st.f_frsize - want
+        if over <= 0:
+            break
+        f.write(b"\\xff" * min(over, 1 << 20))
+        f.flush()
+        os.fsync(f.fileno())
+"""
+
+
+def case_keep_free_user():
+    """Root has a 6 MiB core on a 64 MiB store with KeepFree=16M; the test user fills the same
+    file system (a world-writable directory on it) to 4 MiB short of KeepFree= (less than root's
+    core) and crashes: root's core stays, the user's crash gets a record saying there is no
+    room. Before: the vacuum before the user's core deleted root's core to restore KeepFree=."""
+    user = test_user()
+    env = Env({"KeepFree": "16M", "MaxUse": "1G"})
+    env.mount_tmpfs(env.store, "64M")
+    d = env.start()
+    root_pid, _ = crash("mem", 6, "random")
+    record_of(env, root_pid, d)
+    root_core = env.wait_cores(1)[0]
+    fill_dir = os.path.join(env.store, "fill")
+    os.mkdir(fill_dir)
+    os.chmod(fill_dir, 0o1777)
+    _, rc = user_python(user, FILL_TO, os.path.join(fill_dir, "x"), str(12 * MIB))
+    check(rc == 0, f"the user could not fill the file system: {rc}")
+    upid, _ = crash("segv", user=user)
+    r = record_of(env, upid, d)
+    why = r.get("COREDUMP_PROCESSING_ERROR", b"").decode()
+    print(f"observed: root's core {os.path.exists(root_core)}; the user's crash: "
+          f"{'stored' if 'COREDUMP_FILENAME' in r else 'no core'}: {why}")
+    check(os.path.exists(root_core), f"the user's full disk got root's core deleted:\n{d.log_text()[-3000:]}")
+    check("COREDUMP_FILENAME" in r or "no room in the store" in why, f"no core and no reason: {why!r}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
 def case_dynamic_uid_acl():
     """A crash of a process running as a DynamicUser= uid (61184-65519, recycled between
     unrelated services): its core and record get no ACL entry for that uid; a regular user's
@@ -310,4 +352,5 @@ def case_dynamic_uid_acl():
 if __name__ == "__main__":
     run_cases({"disk_cap": case_disk_cap, "grow_after_result": case_grow_after_result,
                "vacuum_wipe": case_vacuum_wipe, "vacuum_lighter": case_vacuum_lighter,
-               "maxuse_parallel": case_maxuse_parallel, "dynamic_uid_acl": case_dynamic_uid_acl})
+               "maxuse_parallel": case_maxuse_parallel, "keep_free_user": case_keep_free_user,
+               "dynamic_uid_acl": case_dynamic_uid_acl})
