@@ -2,8 +2,10 @@
 /* The storage directory: unnamed files for cores and records, xattrs and ACL, linking, vacuum.
  * Manager (root): creates, links and deletes files only in that directory (made if missing). */
 #include <acl/libacl.h>
+#include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/acl.h>
@@ -270,7 +272,7 @@ bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, si
 
 /* Runs the vacuum with l; updates the estimate, logs what it would not do. */
 static bool vacuum_with(int dirfd, const Config *c, const VacuumLimits *l, const char *keep, uint64_t added,
-                        StoreUsage *u) {
+                        uint64_t added_records, StoreUsage *u) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         VacuumStats s = {};
         int r;
@@ -278,7 +280,8 @@ static bool vacuum_with(int dirfd, const Config *c, const VacuumLimits *l, const
         /* the estimate knows sizes, not ages: with MaxAgeSec= rescan at least that often */
         if (u->known && now - u->scanned_usec < MIN(STORE_RESCAN_USEC, c->max_age_usec)) {
                 u->bytes_cores += added;
-                if (!vacuum_over_limits(dirfd, l, u->bytes_cores))
+                u->bytes_records += added_records;
+                if (!vacuum_over_limits(dirfd, l, u->bytes_cores, u->bytes_records))
                         return false;
         }
         r = vacuum_run(dirfd, l, keep, report_vacuumed, NULL, &s);
@@ -288,7 +291,8 @@ static bool vacuum_with(int dirfd, const Config *c, const VacuumLimits *l, const
                 return false;
         }
         report_refusals(&s, u);
-        *u = (StoreUsage) { .known = true, .bytes_cores = s.bytes_cores, .scanned_usec = now,
+        *u = (StoreUsage) { .known = true, .bytes_cores = s.bytes_cores, .bytes_records = s.bytes_records,
+                            .scanned_usec = now,
                             .said_unreachable = s.keep_free_unreachable, .said_stopped = s.stopped_at_keep };
         return s.keep_deleted;
 }
@@ -305,7 +309,7 @@ bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, 
         else /* the periodic vacuum: anyone may fill the disk, and records are written without a
               * vacuum after them (a user's may push the system's out by the owner-using-the-most rule) */
                 l.keep_free_off = l.records_as_root = true;
-        return vacuum_with(dirfd, c, &l, keep, added, u);
+        return vacuum_with(dirfd, c, &l, keep, added, 0, u);
 }
 
 void store_vacuum_for(int dirfd, const Config *c, uid_t uid, StoreUsage *u) {
@@ -313,5 +317,22 @@ void store_vacuum_for(int dirfd, const Config *c, uid_t uid, StoreUsage *u) {
 
         l.for_crash = true;
         l.crash_uid = uid;
-        (void) vacuum_with(dirfd, c, &l, NULL, 0, u);
+        (void) vacuum_with(dirfd, c, &l, NULL, 0, 0, u);
+}
+
+void store_vacuum_after_record(int dirfd, const Config *c, const char *name, StoreUsage *u) {
+        VacuumLimits l = limits_of(c);
+        char core[NAME_MAX + 1];
+        struct stat st;
+        uint64_t usec;
+
+        assert(strncmp(name, "record.", 7) == 0);
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return;
+        l.for_crash = true;
+        /* its crash's owner, as its core's name carries it */
+        snprintf(core, sizeof core, "core.%s", name + 7);
+        if (vacuum_parse_name(core, &l.crash_uid, &usec) < 0)
+                l.crash_uid = UID_INVALID; /* not a name we make: no user's files go */
+        (void) vacuum_with(dirfd, c, &l, NULL, 0, (uint64_t) st.st_blocks * 512, u);
 }

@@ -59,6 +59,7 @@ int store_write_record(int dirfd, const char *name, const Record *r, uid_t reade
 typedef struct StoreUsage {
         bool known;
         uint64_t bytes_cores;  /* at the last scan, plus what was stored since */
+        uint64_t bytes_records; /* the same for records */
         uint64_t scanned_usec; /* CLOCK_MONOTONIC */
         bool said_unreachable; /* the log said KeepFree= cannot be restored by the vacuum */
         bool said_stopped;     /* the log said the vacuum stopped at the core just stored */
@@ -86,6 +87,10 @@ bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, 
 /* Before a core of uid is written: the limits kept with only the files that crash may displace
  * (KeepFree= included: a disk filled by a user costs only that user's cores). */
 void store_vacuum_for(int dirfd, const Config *c, uid_t uid, StoreUsage *u);
+/* After the record name (record.COMM.UID...) was written: the records' budget kept with only the
+ * files its crash may displace (a user's record pushes out that user's own older ones), so that
+ * records past the budget do not wait for the periodic vacuum. */
+void store_vacuum_after_record(int dirfd, const Config *c, const char *name, StoreUsage *u);
 
 /* A core gets no file when MaxUse= and KeepFree= leave less than this for it (not a block). */
 #define STORE_ROOM_MIN UINT64_C(4096)

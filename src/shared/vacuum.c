@@ -186,11 +186,12 @@ bool vacuum_effective_limits(int dirfd, const VacuumLimits *l, uint64_t *max_use
         return true;
 }
 
-bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used) {
+bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used, uint64_t records) {
         uint64_t max_use, keep_free, avail;
 
         return vacuum_effective_limits(dirfd, l, &max_use, &keep_free, &avail) &&
-               (used > max_use || (!l->keep_free_off && avail < keep_free));
+               (used > max_use || (!l->keep_free_off && avail < keep_free) ||
+                records > MAX(max_use / VACUUM_RECORDS_SHARE, l->records_min));
 }
 
 uint64_t vacuum_core_room(uint64_t max_use, uint64_t keep_free, uint64_t avail, uint64_t in_flight, uint64_t held) {

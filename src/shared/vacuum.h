@@ -68,8 +68,9 @@ bool vacuum_effective_limits(int dirfd, const VacuumLimits *l, uint64_t *max_use
 uint64_t vacuum_core_room(uint64_t max_use, uint64_t keep_free, uint64_t avail, uint64_t in_flight, uint64_t held);
 /* What the stored cores a crash of uid may not displace take on disk (vacuum_may_displace). */
 int vacuum_held(int dirfd, uid_t uid, uint64_t *ret);
-/* Whether cores using used bytes, with the file system of dirfd as it is, break the limits. */
-bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used);
+/* Whether cores using used bytes and records using records bytes, with the file system of dirfd
+ * as it is, break the limits. */
+bool vacuum_over_limits(int dirfd, const VacuumLimits *l, uint64_t used, uint64_t records);
 /* Deletes cores (then records) until the limits hold; the core named keep (may be NULL) only if
  * it alone is past MaxUse= (ret->keep_deleted). */
 int vacuum_run(int dirfd, const VacuumLimits *l, const char *keep, VacuumReport report, void *userdata,
