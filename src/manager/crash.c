@@ -243,7 +243,9 @@ static int crash_open_output(Crash *c) {
                 /* MaxUse=/KeepFree= leave no room beside the cores in flight and those it may not
                  * displace: a record only */
                 if (store_no_room(m->storage_fd, &m->config, c->info.ruid, crash_store_in_flight(m, c), c->record.len,
+                                  MIN(m->config.external_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
                                   &c->store_granted, c->why_buf, sizeof c->why_buf)) {
+                        c->store_granted = 0;
                         log_warning("Crash of PID %d (%s): %s", (int) c->info.pid, crash_comm(c), c->why_buf);
                         c->no_core_why = c->why_buf;
                         c->storing = false;
@@ -833,7 +835,14 @@ uint64_t crash_store_in_flight(Manager *m, const Crash *self) {
         /* from crash_open_output() (its room granted) until its core is linked or lost */
         for (const Crash *c = m->crashes; c; c = c->crashes_next)
                 if (c != self && c->storing && c->out_fd >= 0 && c->state != CRASH_RECORDING) {
-                        uint64_t held = MAX(c->store_granted, store_allocated(c->out_fd, 0));
+                        uint64_t held = store_allocated(c->out_fd, 0);
+
+                        /* another owner's core self may displace (a user's, for a system uid's crash)
+                         * counts what it holds, not its room: a user's slow crash must not keep
+                         * root's core out (the vacuum after root's core makes the room, and the
+                         * user's core, linked later, goes if it no longer fits) */
+                        if (c->info.ruid == self->info.ruid || !store_may_displace(self->info.ruid, c->info.ruid))
+                                held = MAX(c->store_granted, held);
                         sum = sum > UINT64_MAX - held ? UINT64_MAX : sum + held;
                 }
         return sum;

@@ -107,5 +107,6 @@ void crash_free(Crash *c);
 /* Logs what happened to the crash (level, what) and frees it. */
 void crash_drop(Crash *c, int level, const char *what);
 /* What the cores being written now may take on disk, but self's: each one's granted room, or what
- * it holds if more (a core that starts together with others must not count on their room). */
+ * it holds if more (a core that starts together with others must not count on their room); a
+ * core of another owner that self may displace (store_may_displace) only what it holds. */
 uint64_t crash_store_in_flight(Manager *m, const Crash *self);

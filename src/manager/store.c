@@ -46,6 +46,10 @@ int store_open_tmpfile(int dirfd) {
         return fd;
 }
 
+bool store_may_displace(uid_t actor, uid_t owner) {
+        return vacuum_may_displace(actor, owner);
+}
+
 bool store_uid_may_read(uid_t uid) {
         if (uid <= SYSTEM_UID_MAX || uid == NOBODY_UID || uid == UID_INVALID)
                 return false;
@@ -209,6 +213,12 @@ static VacuumLimits limits_of(const Config *c) {
         };
 }
 
+uint64_t store_core_bound(uint64_t raw_max) {
+        uint64_t grown = raw_max / STORE_COMPRESS_GROWTH + STORE_FILE_OVERHEAD;
+
+        return raw_max > UINT64_MAX - grown ? UINT64_MAX : raw_max + grown;
+}
+
 /* What a core of uid starting now has room for, and what decided it. */
 typedef struct CoreRoom {
         uint64_t room;        /* the cap */
@@ -249,12 +259,12 @@ uint64_t store_core_cap(int dirfd, const Config *c, uid_t uid, uint64_t in_fligh
         return cr.room;
 }
 
-bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, uint64_t *ret_room,
-                   char *why, size_t size) {
+bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, uint64_t raw_max,
+                   uint64_t *ret_room, char *why, size_t size) {
         CoreRoom cr;
 
         (void) core_room(dirfd, c, uid, in_flight, record_len, &cr);
-        *ret_room = cr.room;
+        *ret_room = MIN(cr.room, store_core_bound(raw_max));
         if (cr.room >= STORE_ROOM_MIN)
                 return false;
         if (cr.room_others >= STORE_ROOM_MIN)

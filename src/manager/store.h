@@ -28,6 +28,9 @@ int store_open_dir(const char *path);
 /* An unnamed file in the storage directory, root-owned STORED_CORE_MODE. */
 int store_open_tmpfile(int dirfd);
 
+/* Pure: whether a crash of actor may have owner's files deleted to make room for its core
+ * (vacuum_may_displace: its own; a system uid's, an unprivileged owner's). */
+bool store_may_displace(uid_t actor, uid_t owner);
 /* Pure: whether uid may be given read access to its own cores: a regular user's, not a system
  * user, nobody, or a DynamicUser= uid. */
 bool store_uid_may_read(uid_t uid);
@@ -98,6 +101,11 @@ void store_vacuum_after_record(int dirfd, const Config *c, const char *name, Sto
  * xattrs and the ACL set when it is linked (a block of their own on ext4). The cap leaves it
  * out, so that the vacuum after the core, which counts allocated blocks, finds it within. */
 #define STORE_FILE_OVERHEAD (UINT64_C(2) * STORE_BLOCK_SIZE)
+/* The most a core of raw_max bytes (ExternalSizeMax=, RLIMIT_CORE) may take stored: zstd and lz4
+ * add less than 1/STORE_COMPRESS_GROWTH to incompressible input, and a frame's header and end;
+ * its room is granted no larger (a reservation counted by the cores starting beside it). */
+#define STORE_COMPRESS_GROWTH 128U
+uint64_t store_core_bound(uint64_t raw_max);
 /* Kept free beside a core, for its record: the base record (known), the stack traces and
  * packages (at most ANALYSIS_BYTES_MAX), the final fields. */
 #define STORE_RECORD_SLACK ((uint64_t) ANALYSIS_BYTES_MAX + (UINT64_C(64) << 10))
@@ -111,6 +119,7 @@ void store_vacuum_after_record(int dirfd, const Config *c, const char *name, Sto
 uint64_t store_core_cap(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len,
                         uint64_t *ret_keep_free, uint64_t *ret_held);
 /* Whether a core of uid starting now would get less than STORE_ROOM_MIN; if so, why (in why).
- * The room it gets (store_core_cap) in *ret_room. */
-bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, uint64_t *ret_room,
-                   char *why, size_t size);
+ * The room granted to it in *ret_room: store_core_cap, and no more than a core of raw_max bytes
+ * (ExternalSizeMax=, RLIMIT_CORE) may take stored (store_core_bound). */
+bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, uint64_t raw_max,
+                   uint64_t *ret_room, char *why, size_t size);
