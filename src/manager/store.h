@@ -80,8 +80,9 @@ uint64_t store_allocated(int fd, uint64_t bytes);
  * the most for MaxUse= and MaxAgeSec= (new cores are capped so that no user's crash puts the
  * store past MaxUse=) and does not pursue KeepFree= (anyone who can write to the file system can
  * push it below: new cores are capped by it instead, and a crash's own vacuum frees for it what
- * it may displace); records past their budget go as for a crash of root, the users' first (records
- * are written after a crash's vacuum, so a user's may push the total past it). Records outlive
+ * it may displace); records past their budget go the unprivileged owners' first, the system uids'
+ * only when theirs alone are past it (records are written after a crash's vacuum, so a user's may
+ * push the total past it). Records outlive
  * their cores within their share (vacuum.h). Scans the directory only when the running estimate
  * says the limits may be broken or the last scan is older than STORE_RESCAN_USEC (others may have
  * changed the store): a scan per crash costs a crash storm O(cores) each. True if keep itself was

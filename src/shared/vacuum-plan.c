@@ -22,6 +22,7 @@ typedef struct Pass {
         uint64_t avail, keep_free;
         bool for_crash; /* only what a crash of crash_uid may displace */
         uid_t crash_uid;
+        bool users_first; /* every owner, but the unprivileged ones first */
 } Pass;
 
 bool vacuum_may_displace(uid_t actor, uid_t owner) {
@@ -147,6 +148,22 @@ static void take_for_crash(Owner *owners, size_t n_owners, Pass *p, VacuumPlanSt
                 st->stopped_at_keep = true;
 }
 
+/* The periodic vacuum's records: the unprivileged owners first, the one using the most first;
+ * the system uids' only when theirs alone are past the budget (no user can bring that about). */
+static void take_users_first(Owner *owners, size_t n_owners, Pass *p, VacuumPlanStats *st) {
+        size_t k = 0;
+
+        /* the users' to the front: a stable order is not needed, each part is a heap */
+        for (size_t i = 0; i < n_owners; i++)
+                if (owners[i].uid > VACUUM_PRIVILEGED_UID_MAX) {
+                        Owner t = owners[k];
+                        owners[k++] = owners[i];
+                        owners[i] = t;
+                }
+        take_from_heaviest(owners, k, p, false, st);
+        take_from_heaviest(owners + k, n_owners - k, p, true, st);
+}
+
 /* Whether deleting every core that may go would bring the file system back to KeepFree=. */
 static bool keep_free_reachable(VacuumFile **s, size_t n, const Pass *p) {
         uint64_t may_go = 0;
@@ -176,6 +193,8 @@ static int run_pass(VacuumFile *f, size_t n, Pass *p, VacuumPlanStats *st) {
         }
         if (p->for_crash)
                 take_for_crash(owners, group_owners(s, k, owners), p, st);
+        else if (p->users_first)
+                take_users_first(owners, group_owners(s, k, owners), p, st);
         else
                 take_from_heaviest(owners, group_owners(s, k, owners), p, true, st);
         return 0;
@@ -194,8 +213,8 @@ static uint64_t held_from(const VacuumFile *f, size_t n, const Pass *p) {
 int vacuum_plan(VacuumFile *f, size_t n, const VacuumBudget *b, VacuumPlanStats *ret) {
         Pass cores = { .limit = b->max_use, .want_free = true, .avail = b->avail, .keep_free = b->keep_free,
                        .for_crash = b->for_crash, .crash_uid = b->crash_uid };
-        Pass records = { .record = true, .limit = b->records, .for_crash = b->for_crash || b->records_as_root,
-                         .crash_uid = b->for_crash ? b->crash_uid : 0 };
+        Pass records = { .record = true, .limit = b->records, .for_crash = b->for_crash, .crash_uid = b->crash_uid,
+                         .users_first = b->records_users_first };
         uint64_t held = held_from(f, n, &cores);
         uint64_t room = b->max_use > held ? b->max_use - held : 0;
         int r;

@@ -9,7 +9,8 @@
  * takes from the unprivileged owners first (the oldest file of the one using the most bytes),
  * then its own oldest. Without a crash (the periodic vacuum, coredumpctl vacuum: the
  * administrator's) a victim comes from any owner, the one using the most first, so one user's
- * flood is trimmed before anyone else's. Cores and records are budgeted apart. The file being
+ * flood is trimmed before anyone else's (records_users_first: all the unprivileged owners'
+ * records before any system uid's). Cores and records are budgeted apart. The file being
  * kept (the core just stored, the newest record) is never chosen: when its owner is the one
  * using the most and has nothing else left (or, for a crash, nothing it may displace is left),
  * the choice stops there. KeepFree= is pursued only while deleting the cores that may go can
@@ -38,7 +39,7 @@ typedef struct VacuumBudget {
         uint64_t records;   /* records may use this much */
         bool for_crash;     /* only what a crash of crash_uid may displace goes */
         uid_t crash_uid;
-        bool records_as_root; /* records: only what a crash of root may displace (users' first) */
+        bool records_users_first; /* records (without a crash): the unprivileged owners' first */
 } VacuumBudget;
 
 typedef struct VacuumPlanStats {

@@ -276,7 +276,7 @@ static int plan(int dirfd, const VacuumLimits *l, VacuumFile *f, size_t n, Vacuu
         b.records = MAX(b.max_use / VACUUM_RECORDS_SHARE, l->records_min);
         b.for_crash = l->for_crash;
         b.crash_uid = l->crash_uid;
-        b.records_as_root = l->records_as_root;
+        b.records_users_first = l->records_users_first;
         if (l->keep_free_off)
                 b.keep_free = 0;
         r = vacuum_plan(f, n, &b, &ps);

@@ -40,8 +40,9 @@ typedef struct VacuumLimits {
         bool for_crash;      /* making room for a crash of crash_uid: only what it may displace */
         uid_t crash_uid;
         bool keep_free_off;  /* KeepFree= is not pursued (the periodic vacuum: a user may fill the disk) */
-        bool records_as_root; /* records over their budget go as for a crash of root: users' first
-                               * (the periodic vacuum: records are written past it without a vacuum) */
+        bool records_users_first; /* records over their budget: every unprivileged owner's before any
+                                   * system uid's (the periodic vacuum: records are written past the
+                                   * budget without a vacuum after them) */
 } VacuumLimits;
 
 typedef struct VacuumStats {

@@ -357,13 +357,14 @@ static void test_plan_records_for_user(void) {
         CHECK(f[2].doomed);
 }
 
-/* The periodic vacuum's records (records_as_root): a user's flood past the budget, lighter than
- * root's records, costs users' records, never root's (the administrator's rule would take root's,
- * the heaviest); cores keep the owner-using-the-most rule. */
-static void test_plan_records_as_root(void) {
+/* The periodic vacuum's records (records_users_first): a user's flood past the budget, lighter
+ * than root's records, costs users' records, never root's (the administrator's rule would take
+ * root's, the heaviest); cores keep the owner-using-the-most rule. System uids' records past the
+ * budget on their own go too, the heaviest's first. */
+static void test_plan_records_users_first(void) {
         VacuumFile f[] = { file(ROOT, 1, 40, true), file(ALICE, 2, 20, true), file(ALICE, 3, 8, true),
                            file(ROOT, 4, 1, true), file(ROOT, 5, 6, false), file(ALICE, 6, 5, false) };
-        VacuumBudget b = { .max_use = 10 * MIB, .avail = UINT64_MAX, .records = 64 * MIB, .records_as_root = true };
+        VacuumBudget b = { .max_use = 10 * MIB, .avail = UINT64_MAX, .records = 64 * MIB, .records_users_first = true };
         VacuumPlanStats st;
 
         f[3].keep = true; /* the newest record */
@@ -374,9 +375,18 @@ static void test_plan_records_as_root(void) {
 
         for (unsigned i = 0; i < ELEMENTSOF(f); i++)
                 f[i].doomed = false;
-        b.records_as_root = false;
+        b.records_users_first = false;
         CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
         CHECK(f[0].doomed && !f[1].doomed); /* the administrator's rule: root, the heaviest */
+
+        for (unsigned i = 0; i < ELEMENTSOF(f); i++)
+                f[i].doomed = false;
+        b.records_users_first = true;
+        b.records = 30 * MIB; /* past it with the users' records gone: the system's go, the heaviest's */
+        f[2].uid = 100;
+        CHECK_EQ(vacuum_plan(f, ELEMENTSOF(f), &b, &st), 0);
+        CHECK(f[1].doomed && f[0].doomed);
+        CHECK(!f[2].doomed && !f[3].doomed); /* 8 + 1 MiB left */
 }
 
 /* The file system as it is (a real scan): the store's vacuum keeps root's core when a user's
@@ -438,7 +448,7 @@ int main(void) {
         test_plan_split_flood();
         test_plan_keep_free_for_user();
         test_plan_records_for_user();
-        test_plan_records_as_root();
+        test_plan_records_users_first();
         test_run_keeps_root();
         test_run_held();
         TESTS_DONE();
