@@ -264,10 +264,10 @@ bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, si
         CoreRoom cr;
 
         (void) core_room(dirfd, c, uid, in_flight, record_len, &cr);
-        *ret_room = MIN(cr.room, store_core_bound(raw_max));
-        if (cr.room >= STORE_ROOM_MIN)
+        *ret_room = MIN(cr.room / STORE_GRANT_SHARE, store_core_bound(raw_max));
+        if (*ret_room >= STORE_ROOM_MIN)
                 return false;
-        if (cr.room_others >= STORE_ROOM_MIN)
+        if (cr.room_others / STORE_GRANT_SHARE >= STORE_ROOM_MIN)
                 snprintf(why, size, "no room in the store: it is full with other owners' cores (MaxUse= leaves "
                          "less than a block beside their %llu bytes, which a crash of uid %u may not displace, and "
                          "the %llu bytes of cores being written); core not stored", (unsigned long long) cr.held,

@@ -119,8 +119,13 @@ uint64_t store_core_bound(uint64_t raw_max);
  * store cannot be read. Scans the store (O(files)). */
 uint64_t store_core_cap(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len,
                         uint64_t *ret_keep_free, uint64_t *ret_held);
-/* Whether a core of uid starting now would get less than STORE_ROOM_MIN; if so, why (in why).
- * The room granted to it in *ret_room: store_core_cap, and no more than a core of raw_max bytes
- * (ExternalSizeMax=, RLIMIT_CORE) may take stored (store_core_bound). */
+/* A crash is granted 1/STORE_GRANT_SHARE of the room left (store_core_cap): its size is not known
+ * before it is written, and the cores starting beside it, which may not count on its grant,
+ * share the rest the same way (a storm of small cores is stored; cores started together never
+ * add up to more than MaxUse=). */
+#define STORE_GRANT_SHARE 2U
+/* Whether a core of uid starting now would be granted less than STORE_ROOM_MIN; if so, why (in
+ * why). The room granted to it in *ret_room: its share of store_core_cap, and no more than a core
+ * of raw_max bytes (ExternalSizeMax=, RLIMIT_CORE) may take stored (store_core_bound). */
 bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, uint64_t raw_max,
                    uint64_t *ret_room, char *why, size_t size);
