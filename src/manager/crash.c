@@ -742,6 +742,9 @@ static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *erro
                 e = record_add_identity(&r, c->timestamp_usec, m->boot_id, m->machine_id);
         if (e >= 0)
                 e = store_write_record(m->storage_fd, name, &r, store_reader_uid(&c->info, &c->meta));
+        /* the records' budget too, with this crash's rights (a user's records push out only theirs) */
+        if (e >= 0)
+                store_vacuum_after_record(m->storage_fd, &m->config, name, &m->store_usage);
         if (e < 0 && ratelimit_below(&m->record_ratelimit))
                 log_error_errno(e, "Crash of PID %d (%s): failed to keep its record in %s: %m", (int) c->info.pid,
                                 crash_comm(c), m->config.directory);
@@ -779,10 +782,11 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
                 /* the task is released already: keeping the store within bounds costs it nothing */
                 if (store_vacuum(c->manager->storage_fd, &c->manager->config, strrchr(path, '/') + 1,
                                  store_allocated(c->out_fd, res->bytes_out), &c->manager->store_usage)) {
-                        /* alone larger than MaxUse= (it grew past its cap): deleted, nothing else for it */
+                        /* past what MaxUse= leaves it (it grew past its cap): deleted, nothing else for it */
                         facts.filename[0] = 0;
                         snprintf(facts.processing_error, sizeof facts.processing_error,
-                                 "the core alone was larger than MaxUse=, not kept");
+                                 "the core was larger than what MaxUse= leaves beside the cores its crash may not "
+                                 "displace, not kept");
                 }
         } else if (c->no_core_why)
                 log_notice("Crash of PID %d (%s, uid %u): no core (%s); recorded", (int) c->info.pid, crash_comm(c),

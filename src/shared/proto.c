@@ -113,8 +113,8 @@ int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, si
 const char *store_stop_to_string(uint32_t stop) {
         switch (stop) {
         case STORE_STOP_ROOM:
-                return "core truncated: MaxUse=/KeepFree= left no more room for it when it started (cores in flight "
-                       "counted)";
+                return "core truncated: MaxUse=/KeepFree= left no more room for it when it started (other owners' "
+                       "cores and the cores in flight counted)";
         case STORE_STOP_FREE:
                 return "core truncated: storing more would have left the file system below KeepFree=";
         default:

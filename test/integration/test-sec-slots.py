@@ -223,7 +223,8 @@ def case_frozen_workers():
     wait_until(lambda: all(p.poll() is not None for p in attack), STALL * 2 + 10,
                lambda: f"the attacking crashes to end (stopped: {stopped_workers(user.pw_uid)}):\n{d.log_text()[-3000:]}")
     kills = re.findall(r"Killing worker \d+: did not run for WorkerStallTimeoutSec=\d+s", d.log_text())
-    check(len(kills) >= n_stopped, f"{len(kills)} workers killed by the watchdog, {n_stopped} were stopped")
+    # (the refused crash's worker, for its record only, may finish in a moment it is continued)
+    check(len(kills) >= n_stopped - 1, f"{len(kills)} workers killed by the watchdog, {n_stopped} were stopped")
     time.sleep(1)  # the last records
     check(d.stop() == 0, "daemon did not stop cleanly")  # flushes the per-user summary
 
