@@ -51,9 +51,7 @@ bool store_may_displace(uid_t actor, uid_t owner) {
 }
 
 bool store_uid_may_read(uid_t uid) {
-        if (uid <= SYSTEM_UID_MAX || uid == NOBODY_UID || uid == UID_INVALID)
-                return false;
-        return uid < DYNAMIC_UID_MIN || uid > DYNAMIC_UID_MAX;
+        return uid_is_personal(uid);
 }
 
 uid_t store_reader_uid(const PidfdInfo *info, const CrashMeta *meta) {

@@ -12,16 +12,17 @@
 #include "meta.h"
 #include "pidfd-util.h"
 #include "record.h"
+#include "uid-class.h"
 
 #define STORED_CORE_MODE 0640
 #define STORAGE_DIR_MODE 0755
-/* Below this uid a user is a system user (systemd's SYSTEM_UID_MAX). */
-#define SYSTEM_UID_MAX 999
-#define NOBODY_UID 65534
-/* systemd's DynamicUser= range: these uids are handed out to services and recycled between
- * unrelated ones, so a core must not stay readable by whoever holds the uid next. */
-#define DYNAMIC_UID_MIN 61184
-#define DYNAMIC_UID_MAX 65519
+/* The uid classes (uid-class.h, shared with coredumpctl): system users up to SYSTEM_UID_MAX,
+ * nobody, and systemd's DynamicUser= range, whose uids are handed out to services and recycled
+ * between unrelated ones, so a core must not stay readable by whoever holds the uid next. */
+#define SYSTEM_UID_MAX UID_CLASS_SYSTEM_MAX
+#define NOBODY_UID UID_CLASS_NOBODY
+#define DYNAMIC_UID_MIN UID_CLASS_DYNAMIC_MIN
+#define DYNAMIC_UID_MAX UID_CLASS_DYNAMIC_MAX
 
 /* Opens (creating if needed) the storage directory, refusing a symlink. */
 int store_open_dir(const char *path);
