@@ -46,7 +46,8 @@ typedef struct Worker {
         sd_event_source *log_source;
         char log_buf[WORKER_LOG_LINE_MAX];
         size_t log_len;
-        unsigned log_lines, log_dropped;
+        unsigned log_lines;   /* lines logged for this crash (WORKER_LOG_LINES_MAX) */
+        unsigned log_dropped; /* bytes not logged (the pipe is closed at WORKER_LOG_DROPPED_MAX) */
         WorkerProgress progress; /* worker-watchdog.c, once it has a job */
         LIST_FIELDS(struct Worker, workers);
 } Worker;

@@ -43,8 +43,9 @@ int sandbox_prepare(void);
  *   2. every fd but 0-2 and keep_fds closed (up to SANDBOX_KEEP_FDS_MAX)
  *   3. an empty read-only root holding only the journal socket
  *   4. the capability bounding set emptied
- *   5. setgroups/setresgid/setresuid to the target, proved irreversible; the parent-death
- *      signal, which the id change cleared, set again
+ *   5. setgroups/setresgid/setresuid to the target, proved irreversible; non-dumpable again
+ *      after every id change, checked (an id change resets it to fs.suid_dumpable), the saved
+ *      uid kept root until then; the parent-death signal, which the id change cleared, set again
  *   6. every capability set cleared
  *   7. rlimits: no processes, few files, no core, bounded address space
  *   8. no_new_privs, not dumpable
