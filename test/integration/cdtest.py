@@ -433,6 +433,34 @@ def read_exports(env, prefix):
     return out
 
 
+def record_of(env, pid, d, timeout=60):
+    """The record of PID pid in the store, once it is written (fails after timeout seconds, showing
+    the end of daemon d's log)."""
+    return wait_until(lambda: {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}.get(str(pid).encode()),
+                      timeout, lambda: f"the record of PID {pid}:\n{d.log_text()[-6000:]}")
+
+
+def crasher_copies(env, names):
+    """{name: path}: copies of the crasher under other names in the test's directory, each its own
+    executable (and comm)."""
+    out = {}
+    for n in names:
+        out[n] = os.path.join(env.base, n)
+        shutil.copy(CRASHER, out[n])
+        os.chmod(out[n], 0o755)
+    return out
+
+
+def copy_crasher(env, name):
+    """The crasher copied as env.base/name."""
+    return crasher_copies(env, [name])[name]
+
+
+def as_uid(uid, gid, cmd):
+    """cmd run with real and effective uid and gid set, no supplementary groups."""
+    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", *cmd]
+
+
 def decompress(path, out):
     if path.endswith(".zst"):
         subprocess.run(["zstd", "-q", "-d", "-f", "-o", out, path], check=True)

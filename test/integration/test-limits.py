@@ -6,25 +6,14 @@ accounted for: a stored core, or a count in a suppression summary."""
 import concurrent.futures
 import math
 import os
-import shutil
 import signal
 import subprocess
 import time
 
-from cdtest import (CRASHER, Env, check, crash, fill, read_exports, run_cases, slow_crash_in_flight, test_user,
-                    wait_until)
+from cdtest import (CRASHER, Env, check, crash, crasher_copies, fill, read_exports, run_cases, slow_crash_in_flight,
+                    test_user, wait_until)
 
 SUPPRESSED_ID = b"44a599742dfc4659a9825d09da683686"
-
-
-def programs(env, names):
-    """Copies of the crasher under other names: each is its own executable (and comm)."""
-    out = {}
-    for n in names:
-        out[n] = os.path.join(env.base, n)
-        shutil.copy(CRASHER, out[n])
-        os.chmod(out[n], 0o755)
-    return out
 
 
 def timed_crash(exe):
@@ -82,7 +71,7 @@ def case_storm():
     burst, interval, timeout = 5, 30, 10
     env = Env({"RateLimitBurst": str(burst), "RateLimitIntervalSec": f"{interval}s", "TimeoutSec": str(timeout)})
     others = [f"other-{i}" for i in range(5)]
-    exes = programs(env, ["looper", *others])
+    exes = crasher_copies(env, ["looper", *others])
     order = [exes["looper"]] * 975
     for i, name in enumerate(others * 5):  # spread through the storm
         order.insert(37 * (i + 1), exes[name])
@@ -126,7 +115,7 @@ def case_burst50():
     daemon stores the next crash."""
     env = Env({"TimeoutSec": "30"})
     names = [f"prog-{i:02d}" for i in range(50)]
-    exes = programs(env, names)
+    exes = crasher_copies(env, names)
     order = [exes[n] for _ in range(20) for n in names]
     d = env.start()
     results = storm(order, 16)
@@ -175,7 +164,7 @@ def case_max_parallel():
 def case_service():
     """Crashes of different programs in one service share its limit."""
     env = Env({"RateLimitBurst": "2"})
-    exes = programs(env, ["svc-a", "svc-b", "svc-c"])
+    exes = crasher_copies(env, ["svc-a", "svc-b", "svc-c"])
     with open("/proc/self/mounts") as f:
         roots = [line.split()[1] for line in f if line.split()[2] == "cgroup2"]
     if not roots:
@@ -242,7 +231,7 @@ def case_hostile_name():
     """A program named with a newline cannot forge log lines or summary fields through the
     limits (its name goes into both)."""
     env = Env({"RateLimitBurst": "1"})
-    exe = programs(env, ["evil\nForged: line"])["evil\nForged: line"]
+    exe = crasher_copies(env, ["evil\nForged: line"])["evil\nForged: line"]
     d = env.start()
     for _ in range(3):
         p = subprocess.Popen([exe, "segv"])

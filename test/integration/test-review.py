@@ -12,21 +12,10 @@ import subprocess
 import tempfile
 import time
 
-from cdtest import (BUILD, CRASHER, Env, Journal, _restore, check, crash, read_exports, run_cases, skip, wait_until)
+from cdtest import (BUILD, CRASHER, Env, Journal, _restore, check, copy_crasher, crash, read_exports, record_of,
+                    run_cases, skip, wait_until)
 
 HELPER = os.path.join(BUILD, "src", "coredump-pipe")
-
-
-def copy_crasher(env, name):
-    path = os.path.join(env.base, name)
-    shutil.copy(CRASHER, path)
-    os.chmod(path, 0o755)
-    return path
-
-
-def record_of(env, pid, d, timeout=60):
-    return wait_until(lambda: {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}.get(str(pid).encode()),
-                      timeout, lambda: f"the record of PID {pid}:\n{d.log_text()}")
 
 
 def case_limit_compaction():

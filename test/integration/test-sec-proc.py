@@ -12,8 +12,7 @@ import tempfile
 import time
 
 from corpus import message_frames
-from cdtest import (BUILD, CRASHER, Env, _restore, check, crash, read_exports, run_cases, skip,
-                    test_user, wait_until)
+from cdtest import (BUILD, CRASHER, Env, _restore, check, crash, record_of, run_cases, skip, test_user)
 
 MAP_CRASH = os.path.join(BUILD, "test", "map-crash")
 FUSE_STALL = os.path.join(BUILD, "test", "fuse-stall")
@@ -62,11 +61,6 @@ def user_dir(user):
 
 def as_user(user, cmd):
     return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", *cmd]
-
-
-def record_of(env, pid, d, timeout=60):
-    return wait_until(lambda: {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}.get(str(pid).encode()),
-                      timeout, lambda: f"the record of PID {pid}:\n{d.log_text()}")
 
 
 def check_traces(rec, what):

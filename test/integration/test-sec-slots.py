@@ -7,13 +7,11 @@ import glob
 import os
 import pwd
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import time
 
-from cdtest import (CRASHER, USER_PYTHON, Env, _restore, check, crash, read_exports, read_file, run_cases,
+from cdtest import (USER_PYTHON, Env, _restore, as_uid, check, crasher_copies, read_exports, read_file, run_cases,
                     test_user, wait_until)
 
 # the attacker's crashes: distinct programs, so no rate limit merges them
@@ -116,33 +114,39 @@ print(f"{time.monotonic() - t0:.3f} {reply}", flush=True)
 """
 
 
-def programs(env, names):
-    out = {}
-    for n in names:
-        out[n] = os.path.join(env.base, n)
-        shutil.copy(CRASHER, out[n])
-        os.chmod(out[n], 0o755)
-    return out
-
-
-def free_uid():
-    """A uid no account has: the second user, that only setpriv becomes."""
-    for uid in range(2000, 60000):
+def free_uids(n, first):
+    """n uids from first on that no account has (a second user that only setpriv becomes, or a
+    user's subordinate uids)."""
+    out = []
+    for uid in range(first, 60000):
         try:
             pwd.getpwuid(uid)
         except KeyError:
-            return uid
-    raise AssertionError("no free uid")
-
-
-def as_uid(uid, gid, cmd):
-    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", *cmd]
+            out.append(uid)
+            if len(out) == n:
+                return out
+    raise AssertionError("no free uids")
 
 
 def popen(cmd, **kw):
     p = subprocess.Popen(cmd, stdout=kw.pop("stdout", subprocess.DEVNULL), stderr=subprocess.DEVNULL, **kw)
     _restore.append((lambda: p.poll() is None and p.kill(), f"process {p.pid}"))
     return p
+
+
+def launch_attack(programs):
+    """The attacking crashes, [(exe, uid, gid)]: every program fills its memory first (ATTACK_MIB
+    of random bytes), then they crash one after the other, CRASH_SPACING apart."""
+    attack = [popen(as_uid(uid, gid, [exe, "mem", str(ATTACK_MIB), "random"]), env=dict(os.environ, CRASHER_SYNC="1"),
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+              for exe, uid, gid in programs]
+    for p in attack:
+        check(p.stdout.readline().strip() == b"ready", "a crasher did not get ready")
+    for p in attack:
+        p.stdin.write(b"x")
+        p.stdin.flush()
+        time.sleep(CRASH_SPACING)
+    return attack
 
 
 def stopped_workers(uid):
@@ -185,23 +189,14 @@ def case_frozen_workers():
     WorkerStallTimeoutSec=, and every attacking crash is accounted for: its record says why, or
     it is counted in the per-user summary."""
     user = test_user()
-    other = free_uid()
+    other = free_uids(1, 2000)[0]
     env = Env({"WorkerStallTimeoutSec": f"{STALL}s", "TimeoutSec": "600", "CompressLevel": "19"})
     names = [f"frozen-{i:02d}" for i in range(N_ATTACK)]
-    exes = programs(env, names + ["victim-root", "victim-user"])
+    exes = crasher_copies(env, names + ["victim-root", "victim-user"])
     d = env.start()
     popen(as_uid(user.pw_uid, user.pw_gid, [USER_PYTHON, "-c", STOPPER, str(STALL * 4), WORKER_COMM]))
     time.sleep(0.5)  # the stopper has seen the spares
-    # every program fills its memory first, then they crash one after the other
-    attack = [popen(as_uid(user.pw_uid, user.pw_gid, [exes[n], "mem", str(ATTACK_MIB), "random"]),
-                    env=dict(os.environ, CRASHER_SYNC="1"), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-              for n in names]
-    for p in attack:
-        check(p.stdout.readline().strip() == b"ready", "a crasher did not get ready")
-    for p in attack:
-        p.stdin.write(b"x")
-        p.stdin.flush()
-        time.sleep(CRASH_SPACING)
+    attack = launch_attack([(exes[n], user.pw_uid, user.pw_gid) for n in names])
     t_attack = time.monotonic()
 
     # the attack settles: no crash of the user left that was not refused or given a worker, and
@@ -247,42 +242,21 @@ def case_frozen_workers():
           f"{len(counted)} counted in the per-user summary, {len(with_core)} stored before their worker was stopped")
 
 
-def free_uids(n):
-    """n uids no account has, as a user's subordinate uids would be."""
-    out = []
-    for uid in range(3000, 60000):
-        try:
-            pwd.getpwuid(uid)
-        except KeyError:
-            out.append(uid)
-            if len(out) == n:
-                return out
-    raise AssertionError("no free uids")
-
-
 def case_root_reserve():
     """Four uids (colluding users, or one user's subordinate uids: each a uid of its own) each fill
     their MaxParallelPerUser= with crashes whose workers they keep stopped, and the watchdog is off
     (WorkerStallTimeoutSec=infinity: as if it were fooled). Together they would hold all of
     MaxParallel=16 and refuse root's crashes; root keeps MaxParallelPerUser= slots of its own, so
     root's crash is still stored promptly."""
-    uids = free_uids(4)
+    uids = free_uids(4, 3000)
     env = Env({"WorkerStallTimeoutSec": "infinity", "TimeoutSec": "600", "CompressLevel": "19"})
     names = [f"held-{u}-{i}" for u in uids for i in range(DEFAULT_CAP)]
-    exes = programs(env, names + ["victim-root"])
+    exes = crasher_copies(env, names + ["victim-root"])
     d = env.start()
     for uid in uids:
         popen(as_uid(uid, uid, [USER_PYTHON, "-c", STOPPER, "120", WORKER_COMM]))
     time.sleep(0.5)
-    attack = [popen(as_uid(int(n.split("-")[1]), int(n.split("-")[1]), [exes[n], "mem", str(ATTACK_MIB), "random"]),
-                    env=dict(os.environ, CRASHER_SYNC="1"), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-              for n in names]
-    for p in attack:
-        check(p.stdout.readline().strip() == b"ready", "a crasher did not get ready")
-    for p in attack:
-        p.stdin.write(b"x")
-        p.stdin.flush()
-        time.sleep(CRASH_SPACING)
+    launch_attack([(exes[n], int(n.split("-")[1]), int(n.split("-")[1])) for n in names])
 
     def held():
         n = sum(len(stopped_workers(u)) for u in uids)
@@ -305,7 +279,7 @@ def case_control_slots():
     """The test user holds every control connection it can (reconnecting those the daemon
     closes); root's and another user's requests are still answered at once."""
     user = test_user()
-    other = free_uid()
+    other = free_uids(1, 2000)[0]
     env = Env()
     d = env.start()
     hold = 12

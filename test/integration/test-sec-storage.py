@@ -13,16 +13,12 @@ import subprocess
 import threading
 import types
 
-from cdtest import (CRASHER, USER_PYTHON, Env, acl_users, check, crash, read_exports, run_cases, skip, test_user,
+from cdtest import (CRASHER, USER_PYTHON, Env, acl_users, check, crash, record_of, run_cases, skip, test_user,
                     wait_until, xattrs)
 
 MIB = 1 << 20
-
-
-def record_of(env, pid, d, timeout=120):
-    """The record of PID pid, once it is written."""
-    return wait_until(lambda: {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}.get(str(pid).encode()),
-                      timeout, lambda: f"the record of PID {pid}:\n{d.log_text()[-6000:]}")
+# big incompressible cores on a busy machine: their records may take a while
+RECORD_WAIT = 120
 
 
 def record_path(env, pid):
@@ -91,7 +87,7 @@ def case_disk_cap():
     watch = FreeWatch(env.store)
     with concurrent.futures.ThreadPoolExecutor(lanes) as pool:
         done = list(pool.map(lambda _: user_python(user, MAP_MANY, blob, "8"), range(lanes)))
-    recs = {pid: record_of(env, pid, d) for pid, _ in done}
+    recs = {pid: record_of(env, pid, d, RECORD_WAIT) for pid, _ in done}
     least = watch.stop()
     print(f"observed: least free {least / MIB:.1f} MiB (KeepFree= 64 MiB, slack {lanes * slack // MIB} MiB)")
     check(least >= keep_free - lanes * slack,
@@ -125,7 +121,7 @@ def case_grow_after_result():
     d = env.start(environ={"COREDUMP_WORKER_FAULT": "grow@journal"})
     pid, _ = crash("segv", exe=exe)
     line = d.wait_log(r"Test fault: grew the stored core by", timeout=60)
-    r = record_of(env, pid, d)
+    r = record_of(env, pid, d, RECORD_WAIT)
     path = r.get("COREDUMP_FILENAME", b"").decode()
     check(path and os.path.exists(path), f"no stored core: {r}")
     size = os.stat(path).st_size
@@ -166,12 +162,12 @@ def case_vacuum_wipe():
     env = Env({"MaxUse": "8M", "KeepFree": "0", "RateLimitBurst": "1000", "MaxParallelPerUser": "infinity"})
     d = env.start()
     root_pid, _ = crash("segv")
-    record_of(env, root_pid, d)
+    record_of(env, root_pid, d, RECORD_WAIT)
     root_core = env.wait_cores(1)[0]
     root_record = record_path(env, root_pid)
 
     big, _ = crash("mem", 32, "random", user=user)
-    big_rec = record_of(env, big, d)
+    big_rec = record_of(env, big, d, RECORD_WAIT)
     print(f"observed: the big core: {big_rec.get('COREDUMP_PROCESSING_ERROR', b'').decode()}")
     # both attacks are run whatever the first did, so that each shows
     problems = [] if os.path.exists(root_core) else ["the user's core larger than MaxUse= deleted root's core"]
@@ -218,10 +214,10 @@ def case_vacuum_lighter():
     root = []
     for _ in range(2):
         pid, _ = crash("mem", 4, "random")
-        record_of(env, pid, d)
+        record_of(env, pid, d, RECORD_WAIT)
         root.append((next(c for c in env.cores() if f".{pid}." in c), record_path(env, pid)))
     upid, _ = crash("mem", 5, "random", user=user)
-    r = record_of(env, upid, d)  # written after the vacuum that follows the user's core
+    r = record_of(env, upid, d, RECORD_WAIT)  # written after the vacuum that follows the user's core
     why = r.get("COREDUMP_PROCESSING_ERROR", b"").decode()
     stored = "COREDUMP_FILENAME" in r
     kept = [os.path.exists(c) for c, _ in root], [os.path.exists(rec) for _, rec in root]
@@ -269,7 +265,7 @@ def case_maxuse_parallel():
         p.stdin.flush()
     for p in procs:
         p.wait(120)
-    recs = {p.pid: record_of(env, p.pid, d) for p in procs}
+    recs = {p.pid: record_of(env, p.pid, d, RECORD_WAIT) for p in procs}
     peak = size - watch.stop() - base
     print(f"observed: the store held at most {peak / MIB:.1f} MiB (MaxUse= 64 MiB, slack {slack // MIB} MiB)")
     stored = 0
@@ -312,7 +308,7 @@ def case_keep_free_user():
     env.mount_tmpfs(env.store, "64M")
     d = env.start()
     root_pid, _ = crash("mem", 6, "random")
-    record_of(env, root_pid, d)
+    record_of(env, root_pid, d, RECORD_WAIT)
     root_core = env.wait_cores(1)[0]
     fill_dir = os.path.join(env.store, "fill")
     os.mkdir(fill_dir)
@@ -320,7 +316,7 @@ def case_keep_free_user():
     _, rc = user_python(user, FILL_TO, os.path.join(fill_dir, "x"), str(12 * MIB))
     check(rc == 0, f"the user could not fill the file system: {rc}")
     upid, _ = crash("segv", user=user)
-    r = record_of(env, upid, d)
+    r = record_of(env, upid, d, RECORD_WAIT)
     why = r.get("COREDUMP_PROCESSING_ERROR", b"").decode()
     print(f"observed: root's core {os.path.exists(root_core)}; the user's crash: "
           f"{'stored' if 'COREDUMP_FILENAME' in r else 'no core'}: {why}")
@@ -338,14 +334,14 @@ def case_dynamic_uid_acl():
     env = Env()
     d = env.start()
     pid, _ = crash("segv", user=dyn)
-    record_of(env, pid, d)
+    record_of(env, pid, d, RECORD_WAIT)
     core = next(c for c in env.wait_cores(1) if f".{pid}." in c)
     check(xattrs(core).get("uid") == "61234", f"not the dynamic uid's core: {xattrs(core)}")
     acl, racl = acl_users(core), acl_users(record_path(env, pid))
     print(f"observed: ACL users of the dynamic uid's core {acl}, of its record {racl}")
     check(61234 not in acl and 61234 not in racl, f"the DynamicUser= uid got an ACL: core {acl}, record {racl}")
     upid, _ = crash("segv", user=user)
-    record_of(env, upid, d)
+    record_of(env, upid, d, RECORD_WAIT)
     ucore = next(c for c in env.wait_cores(2) if f".{upid}." in c)
     check(user.pw_uid in acl_users(ucore), f"a regular user's core has no ACL for them: {acl_users(ucore)}")
     check(d.stop() == 0, "daemon did not stop cleanly")

@@ -9,12 +9,11 @@ import errno
 import fcntl
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
 
-from cdtest import (BUILD, CRASHER, SUID_DUMPABLE, Env, _restore, check, crash, read_exports, run_cases,
+from cdtest import (BUILD, SUID_DUMPABLE, Env, _restore, check, copy_crasher, crash, record_of, run_cases,
                     save_sysctl, skip, start_crash, test_user, wait_until, write_file)
 
 PROBE = os.path.join(BUILD, "test", "sandbox-probe")
@@ -23,18 +22,6 @@ PROMPT_SEC = 10     # another crash stored within this while a worker floods its
 FLOOD_WATCH_SEC = 3  # the manager's CPU time is watched this long from the start of the flood...
 FLOOD_CPU_MAX = 1.0  # ...and may not exceed this (seconds): it is not busy reading the flood
 RACE_ROUNDS = 20
-
-
-def copy_crasher(env, name):
-    path = os.path.join(env.base, name)
-    shutil.copy(CRASHER, path)
-    os.chmod(path, 0o755)
-    return path
-
-
-def record_of(env, pid, d, timeout=60):
-    return wait_until(lambda: {r["COREDUMP_PID"]: r for r in read_exports(env, "record")}.get(str(pid).encode()),
-                      timeout, lambda: f"the record of PID {pid}:\n{d.log_text()[-3000:]}")
 
 
 def core_of(env, pid, d, timeout):
