@@ -210,7 +210,9 @@ def case_frozen_workers():
     other_pid, other_s = victim_crash(env, exes["victim-user"], other, other)
     still = len(stopped_workers(user.pw_uid))
     check(time.monotonic() - t_attack < STALL, "the victims came after the watchdog's time: the test proves nothing")
-    check(still >= n_stopped, f"{n_stopped} workers were stopped, {still} still are: the attack was not in effect")
+    # the user's DEFAULT_CAP streaming workers stay stopped; a worker that only writes a refused
+    # crash's record may finish in a moment the stopper continues it, so n_stopped may drop by those
+    check(still >= DEFAULT_CAP, f"{n_stopped} workers were stopped, {still} still are: the attack was not in effect")
     print(f"attack: {n_stopped} workers of uid {user.pw_uid} stopped; root's crash stored in {root_s:.2f} s, "
           f"uid {other}'s in {other_s:.2f} s")
 
@@ -219,7 +221,7 @@ def case_frozen_workers():
                lambda: f"the attacking crashes to end (stopped: {stopped_workers(user.pw_uid)}):\n{d.log_text()[-3000:]}")
     kills = re.findall(r"Killing worker \d+: did not run for WorkerStallTimeoutSec=\d+s", d.log_text())
     # (the refused crash's worker, for its record only, may finish in a moment it is continued)
-    check(len(kills) >= n_stopped - 1, f"{len(kills)} workers killed by the watchdog, {n_stopped} were stopped")
+    check(len(kills) >= DEFAULT_CAP, f"{len(kills)} workers killed by the watchdog, {n_stopped} were stopped")
     time.sleep(1)  # the last records
     check(d.stop() == 0, "daemon did not stop cleanly")  # flushes the per-user summary
 
@@ -235,7 +237,7 @@ def case_frozen_workers():
     with_core = {pid for pid in attack_pids if stored(env, pid)}
     lost = attack_pids - set(records) - counted - with_core
     check(not lost, f"attacking crashes with no core, record or count: {sorted(lost)}")
-    check(len(stalled) >= n_stopped - 1, f"{len(stalled)} records name the watchdog, {n_stopped} workers were stopped: "
+    check(len(stalled) >= DEFAULT_CAP, f"{len(stalled)} records name the watchdog, {n_stopped} workers were stopped: "
           f"{records}")
     check(capped and counted, f"no crash refused by the per-user cap: records {records}, summaries {sums}")
     print(f"after: {len(stalled)} crashes ended by the watchdog with a record, {len(capped)} refused with a record, "
