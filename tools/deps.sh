@@ -4,6 +4,8 @@
 BUILD_PACKAGES="gcc meson ninja-build pkg-config libsystemd-dev libzstd-dev liblz4-dev libcap-dev libseccomp-dev libacl1-dev libelf-dev libdw-dev"
 RUN_PACKAGES="systemd"
 FUZZ_PACKAGES="clang libclang-rt-dev"
+# the Debian package (tools/build-deb.sh; its Build-Depends come from debian/control): lintian checks it
+DEB_PACKAGES="dpkg-dev lintian"
 TEST_PACKAGES="python3 elfutils binutils gdb zstd lz4 acl attr util-linux procps libmicrohttpd12 g++ golang-go rustc fuse3 libfuse3-dev"
 
 install_packages() {
