@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Uncompresses a stored core (zstd, lz4 or plain) or a core kept in the journal to an fd, zero
  * runs left as holes. I/O only on the fds it is given, plus a progress line on stderr. */
-#include <lz4frame.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
+#include "build-config.h"
 #include "ctl-decompress.h"
 #include "ctl-format.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "time-util.h"
+
+#if HAVE_LZ4
+#include <lz4frame.h>
+#endif
 
 /* Zeros are skipped in blocks of this size (the file system's granularity for holes). */
 #define HOLE_BLOCK 4096U
@@ -114,6 +118,7 @@ static int copy_zstd(int in, Output *o, Progress *p, uint8_t *ibuf, uint8_t *obu
         return r < 0 ? r : ret != 0 ? -EBADMSG : 0;
 }
 
+#if HAVE_LZ4
 static int copy_lz4(int in, Output *o, Progress *p, uint8_t *ibuf, uint8_t *obuf) {
         LZ4F_dctx *z = NULL;
         size_t ret = 1;
@@ -143,6 +148,11 @@ static int copy_lz4(int in, Output *o, Progress *p, uint8_t *ibuf, uint8_t *obuf
         LZ4F_freeDecompressionContext(z);
         return r < 0 ? r : ret != 0 ? -EBADMSG : 0;
 }
+#else
+static int copy_lz4(int in, Output *o, Progress *p, uint8_t *ibuf, uint8_t *obuf) {
+        return -EOPNOTSUPP;
+}
+#endif
 
 static int copy_plain(int in, Output *o, Progress *p, uint8_t *ibuf) {
         ssize_t n;
@@ -162,6 +172,10 @@ static int copy_plain(int in, Output *o, Progress *p, uint8_t *ibuf) {
 static bool has_suffix(const char *s, const char *suffix) {
         size_t l = strlen(s), k = strlen(suffix);
         return l >= k && strcmp(s + l - k, suffix) == 0;
+}
+
+bool decompress_supported(const char *path) {
+        return HAVE_LZ4 || !has_suffix(path, ".lz4");
 }
 
 int decompress_core(const char *path, int in_fd, int out_fd, bool progress) {

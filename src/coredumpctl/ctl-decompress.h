@@ -16,5 +16,7 @@
  * out_fd. Runs of zeros become holes when out_fd is a regular file. With progress, a line on
  * stderr (a terminal) shows how far it got. */
 int decompress_core(const char *path, int in_fd, int out_fd, bool progress);
+/* Whether this build can read the core stored at path: not ".lz4" in a build without lz4. */
+bool decompress_supported(const char *path);
 /* Writes a buffer (a core kept in the journal) the same way. */
 int write_core_buffer(const void *buf, size_t len, int out_fd);

@@ -30,6 +30,9 @@ static int save_core(const CtlArgs *a, const Entry *e, const CoreFile *cf, int o
                 _cleanup_free_ char *shown = escape_text(cf->path, ESCAPE_DEFAULT);
 
                 assert(!cf->foreign);
+                if (!decompress_supported(cf->path))
+                        return log_error_errno(-EOPNOTSUPP, "Cannot decompress %s: this coredumpctl was built without lz4 support.",
+                                               shown ?: "the core");
                 fd = open(cf->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
                 if (fd < 0)
                         return log_error_errno(negative_errno(), "Failed to open %s: %m", shown ?: "the core");

@@ -511,6 +511,11 @@ static int parse_dropins(Config *c, const ConfigSearch *s, Applied *a) {
 }
 
 static int config_check(Config *c) {
+        /* checked here, not at parse time: a drop-in may still choose another algorithm */
+        if (c->compress == COMPRESSION_LZ4 && !HAVE_LZ4) {
+                log_error("Compress=lz4: this build has no lz4 support (built with -Dlz4=disabled); use zstd or no");
+                return -EOPNOTSUPP;
+        }
         if (c->compress == COMPRESSION_LZ4 && c->compress_level_set &&
             (c->compress_level < 0 || c->compress_level > LZ4_LEVEL_MAX)) {
                 log_error("CompressLevel=%d is out of range for lz4 (0..%d)", c->compress_level, LZ4_LEVEL_MAX);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "analysis.h"
+#include "build-config.h"
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
@@ -73,13 +74,12 @@ static int no_stack_trace(Record *r, const char *why) {
         return record_add_str(r, ANALYSIS_STACK_FIELD, text);
 }
 
-int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret) {
+#if HAVE_LIBDW
+/* The stack traces, module list and the executable's package, unwound by libdwfl. */
+static int add_backtrace(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret) {
         BtResult bt;
         int r;
 
-        *ret = (Record) {};
-        if (!cap->core)
-                return no_stack_trace(ret, cap->why_not);
         r = backtrace_core(cap->core, cap->len, mods->items, mods->n, exe, &bt);
         core_capture_free(cap);
         if (r < 0) {
@@ -96,6 +96,20 @@ int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, R
         }
         bt_result_free(&bt);
         return r;
+}
+#else
+/* Built with -Dlibdw=disabled: the core is stored as ever, its entry says why it has no trace. */
+static int add_backtrace(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret) {
+        core_capture_free(cap);
+        return no_stack_trace(ret, "built without elfutils (libdw)");
+}
+#endif
+
+int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret) {
+        *ret = (Record) {};
+        if (!cap->core)
+                return no_stack_trace(ret, cap->why_not);
+        return add_backtrace(cap, mods, exe, ret);
 }
 
 int analysis_memfd(const Record *r) {

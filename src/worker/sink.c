@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Dispatch to the plain, zstd or lz4 sink, and byte accounting. Worker (sandboxed): writes only
  * the output fd it is given. */
+#include "build-config.h"
 #include "fd-util.h"
 #include "macro.h"
 #include "sink.h"
@@ -12,7 +13,11 @@ int sink_new(Compression c, int level, int fd, Sink **ret) {
         case COMPRESSION_ZSTD:
                 return sink_new_zstd(fd, level, ret);
         case COMPRESSION_LZ4:
+#if HAVE_LZ4
                 return sink_new_lz4(fd, level, ret);
+#else
+                return -EOPNOTSUPP; /* the configuration refuses Compress=lz4 in such a build */
+#endif
         }
         return -EINVAL;
 }
