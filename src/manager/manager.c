@@ -15,6 +15,7 @@
 #include "control.h"
 #include "handover.h"
 #include "manager.h"
+#include "proto.h"
 #include "store.h"
 #include "suppress.h"
 #include "time-util.h"
@@ -41,6 +42,19 @@ static int find_worker(Manager *m) {
                 return -ENAMETOOLONG;
         if (access(m->worker_path, X_OK) < 0)
                 return log_error_errno(negative_errno(), "Worker %s is not executable: %m", m->worker_path);
+        /* Pinned: workers are spawned from this inode, not from the path, so that while a
+         * package upgrade replaces the files, this manager keeps starting the worker of its own
+         * version (their protocol may differ between versions) until it is restarted itself. */
+        _cleanup_close_ int fd = open(m->worker_path, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(negative_errno(), "Cannot open the worker %s: %m", m->worker_path);
+        /* above the descriptors a spawn puts in place (stdio, WORKER_CONTROL_FD), which would
+         * replace it in the child before its exec */
+        safe_close(m->worker_fd);
+        m->worker_fd = fcntl(fd, F_DUPFD_CLOEXEC, WORKER_CONTROL_FD + 1);
+        if (m->worker_fd < 0)
+                return log_error_errno(negative_errno(), "Cannot keep the worker %s open: %m", m->worker_path);
+        snprintf(m->worker_exec, sizeof m->worker_exec, "/proc/self/fd/%d", m->worker_fd);
         return 0;
 }
 
@@ -67,6 +81,7 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
                 .dropin_dir = dropin_dir,
                 .listen_fd = -EBADF,
                 .storage_fd = -EBADF,
+                .worker_fd = -EBADF,
                 .refuse_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
                 .record_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
                 .user_cap_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
@@ -289,6 +304,7 @@ Manager *manager_free(Manager *m) {
         if (m->socket_bound_here)
                 (void) unlink(m->socket_path);
         safe_close(m->storage_fd);
+        safe_close(m->worker_fd);
         sd_event_unref(m->event);
         free(m);
         return NULL;

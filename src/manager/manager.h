@@ -22,6 +22,9 @@ typedef struct Crash Crash;
 typedef struct Worker Worker;
 typedef struct Collector Collector;
 
+/* "/proc/self/fd/" and an int */
+#define WORKER_EXEC_PATH_MAX 32
+
 typedef struct Manager {
         sd_event *event;
         Config config;
@@ -56,7 +59,9 @@ typedef struct Manager {
         char machine_id[BOOT_ID_STRING_MAX]; /* empty if the machine has none */
         char hostname[HOST_NAME_MAX + 1];
 
-        char worker_path[PATH_MAX];
+        char worker_path[PATH_MAX];   /* for messages */
+        int worker_fd;                /* O_PATH: the worker binary found at start-up */
+        char worker_exec[WORKER_EXEC_PATH_MAX]; /* /proc/self/fd/N of worker_fd: what is spawned */
         uid_t worker_uid;
         gid_t worker_gid;
         Worker *workers;

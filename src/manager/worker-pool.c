@@ -266,7 +266,7 @@ static int spawn_worker_process(Manager *m, int sock, int log, pid_t *ret) {
         r = r ?: posix_spawnattr_setsigmask(&attr, &none);
         r = r ?: posix_spawnattr_setsigdefault(&attr, &all);
         r = r ?: posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        r = r ?: posix_spawn(ret, m->worker_path, &fa, &attr, argv, envp);
+        r = r ?: posix_spawn(ret, m->worker_exec, &fa, &attr, argv, envp);
         posix_spawnattr_destroy(&attr);
         posix_spawn_file_actions_destroy(&fa);
         return -r;

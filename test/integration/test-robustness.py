@@ -4,6 +4,7 @@
 each must end with a clear record and a healthy daemon that stores the next crash."""
 import glob
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -12,6 +13,7 @@ import sys
 import tempfile
 import time
 
+import cdtest
 from cdtest import (COREDUMPD, CORE_PATTERN, CRASHER, Env, check, crash, decompress, elf_core_info, run_cases, start_crash,
                     fill, read_exports, slow_crash_in_flight, wait_until, write_file, xattrs, read_file)
 
@@ -198,6 +200,32 @@ def case_worker_dies():
     d.wait_log(rf"Crash of PID {p.pid} \(crasher\): the worker (died|failed); core lost, task released")
     check(env.cores() == [], f"a core was stored by a dead worker: {env.cores()}")
     healthy(env, d, 0)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def case_worker_replaced():
+    """A package upgrade replaces the binaries under a running daemon (a new file renamed over
+    the old, as dpkg does): the manager keeps spawning the worker it found at start-up, of its
+    own version, so every crash until its restart is still stored. Here the new "worker" is a
+    program that fails at once."""
+    env = Env({"SpareWorkers": "1"})
+    bindir = os.path.join(env.base, "bin")
+    os.mkdir(bindir)
+    for name in ("coredumpd", "coredump-worker"):
+        shutil.copy2(os.path.join(os.path.dirname(COREDUMPD), name), bindir)
+    cdtest.COREDUMPD = os.path.join(bindir, "coredumpd")
+    try:
+        d = env.start()
+    finally:
+        cdtest.COREDUMPD = COREDUMPD
+    new = os.path.join(bindir, "coredump-worker.dpkg-new")
+    write_file(new, "#!/bin/sh\necho 'a worker of another version' >&2\nexit 1\n")
+    os.chmod(new, 0o755)
+    os.rename(new, os.path.join(bindir, "coredump-worker"))
+    for i in range(3):  # more than the spare started before the replacement
+        healthy(env, d, i)
+    check("another version" not in d.log_text() and "Failed to start a worker" not in d.log_text(),
+          f"the replaced worker binary was started:\n{d.log_text()}")
     check(d.stop() == 0, "daemon did not stop cleanly")
 
 
