@@ -340,6 +340,8 @@ static int die_with_manager(void) {
         return getppid() == cred.pid ? 0 : -ESRCH;
 }
 
+#define WORKER_COMM "coredump-worker"
+
 int main(int argc, char **argv) {
         static const int keep[] = { WORKER_CONTROL_FD };
         MsgReady ready = { .hdr = { PROTO_MAGIC, MSG_READY } };
@@ -350,6 +352,9 @@ int main(int argc, char **argv) {
 
         /* First thing: a crash in here must never be dumped into the daemon. */
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /* coredumpd execs us through /proc/self/fd/N (its pinned binary), which names the process
+         * "N": the name ps, the journal's _COMM and the tests know */
+        (void) prctl(PR_SET_NAME, WORKER_COMM, 0, 0, 0);
         log_setup("coredump-worker");
         if (argc != 1) {
                 log_error("coredump-worker takes no arguments; coredumpd starts it");
