@@ -46,7 +46,11 @@ collect() { # DIR: moves the results there
 }
 
 build
-[ -z "$lint" ] || lintian --pedantic --display-info --fail-on error,warning "$tmp"/src/*.changes
+if [ -n "$lint" ]; then # the binary packages, and the source package as dpkg-source makes it
+        (cd "$tmp/src" && dpkg-source -b coredump-socket >"$tmp/source.log" 2>&1) ||
+                { cat "$tmp/source.log" >&2; echo "build-deb.sh: dpkg-source failed" >&2; exit 1; }
+        lintian --pedantic --display-info --fail-on error,warning "$tmp"/src/*.changes "$tmp"/src/*.dsc
+fi
 collect "$out"
 if [ -n "$upgrade" ]; then
         {
@@ -57,4 +61,5 @@ if [ -n "$upgrade" ]; then
         build -nc # the same build (debhelper's build stamp), packed again as the new version
         collect "$out/upgrade"
 fi
-(cd "$out" && ls *.deb upgrade/*.deb 2>/dev/null)
+ls "$out"/*.deb
+[ -z "$upgrade" ] || ls "$out"/upgrade/*.deb
