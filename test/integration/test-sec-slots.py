@@ -31,8 +31,9 @@ WORKER_COMM = "coredump-worker"
 DEFAULT_CAP = 4
 
 # Run as the test user: SIGSTOPs every coredump-worker that runs as this user, as soon as it
-# does (kill() is refused for the others), for argv[1] seconds. A process still called coredumpd
-# may be a worker not exec'd yet: looked at again. Every BLIP seconds it continues each one for a
+# does (kill() is refused for the others), for argv[1] seconds. A process not (yet) called
+# coredump-worker may be a worker not exec'd yet, or exec'd and not yet named (coredumpd execs
+# it through /proc/self/fd/N): looked at again. Every BLIP seconds it continues each one for a
 # moment (SIGCONT, SIGSTOP), so that its CPU account moves without it doing anything.
 STOPPER = r"""
 import os, signal, sys, time
@@ -49,7 +50,7 @@ while time.monotonic() < end:
             except OSError:
                 pass
     for e in os.scandir("/proc"):
-        if e.name.isdigit() and known.get(int(e.name), "coredumpd") == "coredumpd":
+        if e.name.isdigit() and known.get(int(e.name)) != sys.argv[2]:
             try:
                 with open(f"/proc/{e.name}/comm") as f:
                     known[int(e.name)] = f.read().strip()
