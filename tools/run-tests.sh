@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs what is missing, builds twice (warnings as errors; and with ASan+UBSan), and runs
 # the whole suite in both: unit tests, then integration tests that crash real programs on
-# the live kernel; then the VM tests (tests-vm/run: a systemd guest under qemu). Global
-# settings the tests touch are restored whatever happens.
+# the live kernel; fuzzing; the Debian package, built and checked by lintian; then the VM
+# tests (tests-vm/run: that package installed with apt in a systemd guest under qemu, upgraded,
+# removed and purged there). Global settings the tests touch are restored whatever happens.
 set -eu
 cd "$(dirname "$0")/.."
 . tools/deps.sh
@@ -80,6 +81,20 @@ install_packages $FUZZ_PACKAGES
 ninja -C build-fuzz >/dev/null
 meson_test -C build-fuzz --suite fuzz
 
+# The Debian package (debian/, tools/build-deb.sh): built with its unit tests, lintian
+# (pedantic) must report no error or warning, then the same build packed again with a higher
+# version for the upgrade test. The VM runs below install these packages with apt.
+deb_version=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' debian/changelog)
+if tools/build-deb.sh --lintian --upgrade-version="$deb_version+vmtest1" build-deb; then
+        echo "deb: built and lintian-clean; the files it installs:"
+        dpkg-deb -c build-deb/coredump-socket_"$deb_version"_*.deb | awk '{ print "  " $1 " " $6 }'
+        passed=$((passed + 1))
+        export CDS_VM_DEBS=$PWD/build-deb
+else
+        echo "deb: tools/build-deb.sh failed"
+        failed=$((failed + 1))
+fi
+
 # The same project installed in a systemd machine under qemu (tests-vm/run): socket
 # activation, boot ordering, the units' sandbox, crashes of services. CDS_SKIP_VM=1 leaves it out.
 run_vm() { # tests-vm/run arguments...
@@ -124,7 +139,7 @@ run_kernel_patches() {
         fi
         run_selftests
         run_selftests --unpatched --expect=fail
-        run_vm --kernel="$kdir/bzImage"
+        run_vm --kernel="$kdir/bzImage" --no-lifecycle # the package's lifecycle ran on both stock kernels
 }
 
 if [ "${CDS_SKIP_VM:-0}" != 1 ]; then

@@ -53,3 +53,22 @@ expected_pattern() {
                 echo "|/usr/libexec/coredump-socket/coredump-pipe /run/coredump-socket/pipe.sock %P %I %u %g %s %t %c %h %d %F"
         fi
 }
+
+# The package: what apt installs, where the kernel's values before the installation are kept.
+SAVED=/var/lib/coredump-socket-package
+deb() { # [upgrade]: the package file (not -dbgsym)
+        ls $D/debs/${1:+$1/}coredump-socket_[0-9]*_*.deb
+}
+apt_get() { # apt-get arguments...: offline, non-interactive, output kept in the test's log
+        DEBIAN_FRONTEND=noninteractive apt-get -y -q -o Dpkg::Use-Pty=0 "$@" > /tmp/apt.log 2>&1
+        rc=$?
+        grep -v -e '^Reading ' -e '^Building ' -e '^(Reading database' /tmp/apt.log | sed 's/^/  apt: /'
+        return $rc
+}
+installed() { # package: true if dpkg has it installed
+        [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+# Every file and directory where a package may leave something (as piuparts compares).
+snapshot() {
+        find /etc /usr /lib /var/lib /var/cache -xdev 2>/dev/null | sort
+}

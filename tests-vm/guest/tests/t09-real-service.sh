@@ -5,8 +5,15 @@
 # its own names the first ancestor outside it (COREDUMP_CONTAINER_CMDLINE).
 . /usr/local/lib/cds-vmtest/tests/lib.sh
 TOP_FRAMES=5
+# started at boot, before the package installed DefaultLimitCORE=infinity: restarted, as a
+# service is after the install, it runs with the unlimited core limit (no core with Debian's 0)
+systemctl restart systemd-udevd.service || fail "cannot restart systemd-udevd"
 main=$(systemctl show -p MainPID --value systemd-udevd.service)
 [ "${main:-0}" -gt 0 ] || fail "systemd-udevd is not running"
+grep "^Max core file size" /proc/$main/limits
+[ "$(awk '/^Max core file size/ { print $5 }' /proc/$main/limits)" = unlimited ] ||
+        fail "systemd-udevd restarted after the install has no unlimited core limit"
+sleep 1 # its workers and libraries loaded
 maps=$(awk '$6 ~ /^\// { print $6 }' /proc/$main/maps | sort -u | wc -l)
 threads=$(ls /proc/$main/task | wc -l)
 echo "systemd-udevd PID $main: $maps mapped files, $threads threads"

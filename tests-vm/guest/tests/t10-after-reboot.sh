@@ -4,6 +4,8 @@
 systemctl is-active coredump-socket.socket || fail "socket not active after the reboot"
 pat=$(cat /proc/sys/kernel/core_pattern)
 [ "$pat" = "$(expected_pattern)" ] || fail "core_pattern after the reboot is '$pat'"
+# the package's sysctl.d file, since systemd-coredump's went with it
+[ "$(cat /proc/sys/fs/suid_dumpable)" = 2 ] || fail "fs.suid_dumpable after the reboot is $(cat /proc/sys/fs/suid_dumpable)"
 sock=$(systemctl show -p ActiveEnterTimestampMonotonic --value coredump-socket.socket)
 early=$(systemctl show -p ExecMainStartTimestampMonotonic --value cds-early-crash.service)
 tests=$(systemctl show -p ExecMainStartTimestampMonotonic --value cds-vmtest.service)
