@@ -45,12 +45,12 @@ collect() { # DIR: moves the results there
         mv "$tmp"/src/*.deb "$tmp"/src/*.buildinfo "$tmp"/src/*.changes "$1"/
 }
 
-build
-if [ -n "$lint" ]; then # the binary packages, and the source package as dpkg-source makes it
+if [ -n "$lint" ]; then # the source package as dpkg-source makes it, from the clean copy
         (cd "$tmp/src" && dpkg-source -b coredump-socket >"$tmp/source.log" 2>&1) ||
                 { cat "$tmp/source.log" >&2; echo "build-deb.sh: dpkg-source failed" >&2; exit 1; }
-        lintian --pedantic --display-info --fail-on error,warning "$tmp"/src/*.changes "$tmp"/src/*.dsc
 fi
+build
+[ -z "$lint" ] || lintian --pedantic --display-info --fail-on error,warning "$tmp"/src/*.changes "$tmp"/src/*.dsc
 collect "$out"
 if [ -n "$upgrade" ]; then
         {
