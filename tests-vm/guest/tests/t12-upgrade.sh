@@ -51,7 +51,8 @@ exe=$(readlink /proc/$new_pid/exe)
 echo "running: $exe"
 [ "$exe" = /usr/libexec/coredump-socket/coredumpd ] || fail "the daemon runs '$exe', not the new binary"
 [ "$restarts" -ge 6 ] || fail "the loop crashed only $restarts times"
-# the crashes while the service restarted: each stored by the new daemon
+# the crashes while the service restarted (the old daemon no longer accepting, the new one not
+# yet): each stored
 fired=$(cat $STATE/restart-crashes 2>/dev/null)
 echo "crashes while the service was not active: $(echo $fired)"
 [ -n "$fired" ] || fail "no crash happened while the service restarted: the test proves nothing"
