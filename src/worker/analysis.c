@@ -98,7 +98,8 @@ static int add_backtrace(CoreCapture *cap, const ModuleFiles *mods, const char *
         return r;
 }
 #else
-/* Built with -Dlibdw=disabled: the core is stored as ever, its entry says why it has no trace. */
+/* Built with -Dlibdw=disabled: receive.c keeps no capture (its why_not says so), so this is not
+ * reached; the core is stored as ever, its entry says why it has no trace. */
 static int add_backtrace(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret) {
         core_capture_free(cap);
         return no_stack_trace(ret, "built without elfutils (libdw)");

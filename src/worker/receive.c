@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/vfs.h>
 
+#include "build-config.h"
 #include "capture.h"
 #include "elf-stream.h"
 #include "fd-util.h"
@@ -147,6 +148,10 @@ static void maybe_plan(ElfStream *elf, Capture *cap, const MsgJob *job, CoreCapt
         if (cap->planned || !elf->notes_done)
                 return;
         cap->planned = true;
+        if (!HAVE_LIBDW) { /* nothing would unwind what is kept: keep nothing */
+                snprintf(out->why_not, sizeof out->why_not, "built without elfutils (libdw)");
+                return;
+        }
         if (elf->expected_size > job->process_size_max) {
                 snprintf(out->why_not, sizeof out->why_not,
                          "the core (%llu bytes) is larger than ProcessSizeMax= (%llu bytes)",
