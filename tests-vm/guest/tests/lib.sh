@@ -72,3 +72,17 @@ installed() { # package: true if dpkg has it installed
 snapshot() {
         find /etc /usr /lib /var/lib /var/cache -xdev 2>/dev/null | sort
 }
+
+# The summary entry of the crashes of executable $1 the rate limit refused: prints its count,
+# waiting up to 90 s for it (it comes when the window ends); nothing if none came.
+SUPPRESSED_ID=44a599742dfc4659a9825d09da683686
+wait_suppressed() {
+        i=0 n=""
+        while [ $i -lt 90 ] && [ -z "$n" ]; do
+                n=$(journalctl -q -o export MESSAGE_ID=$SUPPRESSED_ID COREDUMP_EXE="$1" |
+                    sed -n 's/^COREDUMP_SUPPRESSED=//p' | head -n1)
+                [ -n "$n" ] || sleep 1
+                i=$((i + 1))
+        done
+        echo "$n"
+}

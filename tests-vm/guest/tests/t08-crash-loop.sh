@@ -4,7 +4,6 @@
 # the journal when the window ends; stored + counted = every crash.
 . /usr/local/lib/cds-vmtest/tests/lib.sh
 conf=/etc/coredump-socket/coredump.conf.d/50-t08-loop.conf
-SUPPRESSED_ID=44a599742dfc4659a9825d09da683686
 mkdir -p "${conf%/*}"
 printf '[Coredump]\nRateLimitBurst=3\nRateLimitIntervalSec=40s\n' > "$conf"
 trap 'rm -f "$conf"; systemctl try-reload-or-restart coredump-socket.service' EXIT
@@ -16,12 +15,7 @@ restarts=$(systemctl show -p NRestarts --value cds-crash-loop.service) # reset b
 systemctl stop cds-crash-loop.service
 echo "crash loop: $restarts restarts in 12 s"
 [ "$restarts" -ge 6 ] || fail "the loop crashed only $restarts times"
-i=0 n=""
-while [ $i -lt 90 ] && [ -z "$n" ]; do
-        n=$(journalctl -q -o export MESSAGE_ID=$SUPPRESSED_ID COREDUMP_EXE=$D/looper | sed -n 's/^COREDUMP_SUPPRESSED=//p' | head -n1)
-        [ -n "$n" ] || sleep 1
-        i=$((i + 1))
-done
+n=$(wait_suppressed $D/looper)
 [ -n "$n" ] || fail "no summary of the refused crashes in the journal"
 journalctl -q -o cat MESSAGE_ID=$SUPPRESSED_ID COREDUMP_EXE=$D/looper
 listed=$($CTL -q --no-legend list $D/looper)

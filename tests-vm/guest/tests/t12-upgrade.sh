@@ -72,14 +72,8 @@ done
 stored=$($CTL -q --no-legend list $EXE | grep -c " present ")
 counted=0
 if [ "$stored" -lt "$listed" ]; then # a refused crash: its summary comes when the window ends
-        i=0
-        while [ $i -lt 90 ] && [ "$counted" = 0 ]; do
-                counted=$(journalctl -q -o export MESSAGE_ID=44a599742dfc4659a9825d09da683686 COREDUMP_EXE=$EXE |
-                          sed -n 's/^COREDUMP_SUPPRESSED=//p' | head -n1)
-                counted=${counted:-0}
-                [ "$counted" != 0 ] || sleep 1
-                i=$((i + 1))
-        done
+        counted=$(wait_suppressed $EXE)
+        counted=${counted:-0}
 fi
 echo "$crashes crashes of the loop: $stored stored, $counted counted, $listed listed"
 [ $((stored + counted)) = "$crashes" ] || fail "$stored stored + $counted counted for $crashes crashes"
