@@ -13,7 +13,9 @@
 #
 # TEST is DIR/NAME under tools/testing/selftests; the default is the set the coredump socket
 # ABI is proven by: coredump/stackdump_test, coredump/coredump_socket_test,
-# coredump/coredump_socket_protocol_test, pidfd/pidfd_info_test. --all adds every other pidfd
+# coredump/coredump_socket_protocol_test, pidfd/pidfd_info_test and net/af_unix/scm_pidfd
+# (SO_PEERPIDFD and SCM_PIDFD, also of an already reaped peer), and this project's
+# cds/pidfd_coredump_zombie (PIDFD_INFO_COREDUMP of zombies, patch 18). --all adds every other pidfd
 # selftest (informational: several test features 6.12 does not have, like pidfs file handles).
 #
 # Prints each selftest's TAP output, one line "selftest NAME: pass|fail|skip (exit N)" per
@@ -33,9 +35,9 @@ ST_TARBALL=/usr/src/linux-source-7.3.tar.xz
 ST_PACKAGE=linux-source-7.3
 BOOT_TIMEOUT=${CDS_ST_TIMEOUT:-900}
 GUEST_MEMORY_MIB=3072 # the socket tests write ~1 GiB cores (128 untouched thread stacks) to tmpfs
-DEFAULT_TESTS="coredump/stackdump_test coredump/coredump_socket_test coredump/coredump_socket_protocol_test pidfd/pidfd_info_test"
+DEFAULT_TESTS="coredump/stackdump_test coredump/coredump_socket_test coredump/coredump_socket_protocol_test pidfd/pidfd_info_test net/af_unix/scm_pidfd cds/pidfd_coredump_zombie"
 # what the series is needed for (stackdump_test tests pipe helpers, which 6.12 already has)
-NEEDS_SERIES="coredump/coredump_socket_test coredump/coredump_socket_protocol_test pidfd/pidfd_info_test"
+NEEDS_SERIES="coredump/coredump_socket_test coredump/coredump_socket_protocol_test pidfd/pidfd_info_test net/af_unix/scm_pidfd cds/pidfd_coredump_zombie"
 MORE_TESTS="pidfd/pidfd_test pidfd/pidfd_open_test pidfd/pidfd_poll_test pidfd/pidfd_wait pidfd/pidfd_fdinfo_test pidfd/pidfd_getfd_test pidfd/pidfd_setns_test pidfd/pidfd_file_handle_test pidfd/pidfd_bind_mount pidfd/pidfd_xattr_test pidfd/pidfd_setattr_test pidfd/pidfd_autoreap_test"
 
 UNPATCHED=0
@@ -73,9 +75,10 @@ install_packages() {
 # The selftests of 7.3, built against HEADERS; cached by the source version and the headers.
 build_selftests() {
         local headers=$1 key out src t0
-        key=$( { dpkg-query -W -f='${Version}\n' $ST_PACKAGE; find "$headers" -type f -print0 | sort -z | xargs -0 cat; cat "$0"; } | sha256sum | cut -c1-16)
+        key=$( { dpkg-query -W -f='${Version}\n' $ST_PACKAGE; find "$headers" -type f -print0 | sort -z | xargs -0 cat; cat "$0" "$HERE/pidfd_coredump_zombie.c"; } | sha256sum | cut -c1-16)
         out=$CACHE/selftests/$key
-        if [ -x "$out/pidfd/pidfd_info_test" ] && [ -x "$out/coredump/coredump_socket_test" ]; then
+        if [ -x "$out/pidfd/pidfd_info_test" ] && [ -x "$out/coredump/coredump_socket_test" ] &&
+                [ -x "$out/net/af_unix/scm_pidfd" ] && [ -x "$out/cds/pidfd_coredump_zombie" ]; then
                 echo "$out"
                 return 0
         fi
@@ -87,9 +90,14 @@ build_selftests() {
         # bookworm's glibc does not pull in offsetof() where coredump_test_helpers.c uses it
         CFLAGS="-include stddef.h" make -s -C "$src/tools/testing/selftests" TARGETS="coredump pidfd" \
                 KHDR_INCLUDES="-isystem $headers/include" O="$WORK/out" >&2
-        mkdir -p "$out.tmp/coredump" "$out.tmp/pidfd"
+        mkdir -p "$out.tmp/coredump" "$out.tmp/pidfd" "$out.tmp/net/af_unix" "$out.tmp/cds"
         cp "$WORK"/out/kselftest/coredump/* "$src/tools/testing/selftests/coredump/stackdump" "$out.tmp/coredump/"
         cp "$WORK"/out/kselftest/pidfd/* "$out.tmp/pidfd/"
+        # only scm_pidfd of net/af_unix: the directory's Makefile also builds BPF programs (clang)
+        gcc -Wall -include stddef.h -isystem "$headers/include" -I"$src/tools/testing/selftests" \
+                -o "$out.tmp/net/af_unix/scm_pidfd" "$src/tools/testing/selftests/net/af_unix/scm_pidfd.c" >&2
+        gcc -Wall -Wextra -Werror -O2 -pthread -isystem "$headers/include" \
+                -o "$out.tmp/cds/pidfd_coredump_zombie" "$HERE/pidfd_coredump_zombie.c" >&2
         rm -rf "$out"
         mv "$out.tmp" "$out"
         log "selftests built in $(( $(date +%s) - t0 )) s"
@@ -113,8 +121,8 @@ make_initramfs() {
         for t in sh mount mkdir cat awk mktemp basename mv rm sed poweroff sleep ls tr head uname; do
                 ln -s busybox "$root/bin/$t"
         done
-        cp -a "$st"/coredump "$st"/pidfd "$root/st/"
-        for t in "$root"/st/*/*; do copy_with_libs "$t" "$root"; done
+        cp -a "$st"/coredump "$st"/pidfd "$st"/net "$st"/cds "$root/st/"
+        for t in "$root"/st/*/* "$root"/st/net/*/*; do [ -f "$t" ] && copy_with_libs "$t" "$root"; done
         echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
         cat >"$root/init" <<EOF
 #!/bin/sh
@@ -127,7 +135,7 @@ echo "@@ST-BEGIN kernel=\$(uname -r) core_modes=\$(cat /proc/sys/kernel/core_mod
 for t in $TESTS; do
         cd /st/\${t%/*}
         echo "@@ST-RUN \$t"
-        ./\${t#*/} 2>&1
+        ./\${t##*/} 2>&1
         echo "@@ST-EXIT \$t \$?"
 done
 echo "@@ST-END"
