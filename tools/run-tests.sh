@@ -111,8 +111,9 @@ run_vm() { # tests-vm/run arguments...
         fi
         rm -f "$log"
 }
-# kernel-patches/linux-6.12: Linux 6.12 built from linux-source-6.12 with and without the series
-# (tests-vm/kernel/build.sh, cached), the coredump and pidfd selftests of 7.3 in a VM on both
+# kernel-patches/linux-6.12: each patch compiled on its own on five architectures, then
+# Linux 6.12 built from linux-source-6.12 with and without the series
+# (tests-vm/kernel/build.sh, cached), the coredump, pidfd and scm_pidfd selftests of 7.3 in a VM on both
 # (tests-vm/kernel/selftests.sh: they pass with the series, fail without), then the VM suite on
 # the patched kernel, where coredump-socket runs in socket mode.
 run_selftests() { # selftests.sh arguments...
@@ -130,8 +131,18 @@ run_selftests() { # selftests.sh arguments...
         esac
         rm -f "$log"
 }
+# Every patch of the series builds on its own on x86_64, arm64, mips, alpha and parisc (-Werror;
+# tests-vm/kernel/check-series.sh, which also prints checkpatch's findings): one test per patch.
+run_check_series() {
+        log=$(mktemp)
+        tests-vm/kernel/check-series.sh 2>&1 | tee "$log"
+        passed=$((passed + $(grep -c '^patch [0-9]* builds: ' "$log" || true)))
+        grep -q '^check-series: all [0-9]* patches build' "$log" || failed=$((failed + 1))
+        rm -f "$log"
+}
 run_kernel_patches() {
         local kdir
+        run_check_series
         if ! kdir=$(tests-vm/kernel/build.sh); then
                 echo "tests-vm/kernel/build.sh failed"
                 failed=$((failed + 1))
