@@ -2,7 +2,7 @@
 /*
  * Kernel selftest for kernel-patches/linux-6.12 patch 18: PIDFD_GET_INFO answers
  * PIDFD_INFO_COREDUMP for tasks that have let go of their mm (zombies, a thread-group leader
- * that exited before its threads), as 7.3 does. Run as root by tests-vm/kernel/selftests.sh in
+ * that exited before its threads, following the dumpability its threads set), as 7.3 does. Run as root by tests-vm/kernel/selftests.sh in
  * its VM; prints TAP, exits 0 if every case passed, 1 otherwise, 4 (skip) without
  * PIDFD_GET_INFO. Touches only its own children.
  */
@@ -25,10 +25,11 @@
 #define KSFT_PASS 0
 #define KSFT_FAIL 1
 #define KSFT_SKIP 4
-#define N_CASES 5
+#define N_CASES 6
 #define NOBODY 65534
 #define SUID_DUMPABLE "/proc/sys/fs/suid_dumpable"
-#define ZOMBIE_SETTLE_USEC 100000 /* for the child to become a zombie after signalling */
+#define ZOMBIE_POLL_USEC 10000
+#define ZOMBIE_POLL_TRIES 500 /* 5 s for an exited leader to show as a zombie */
 
 static int failures;
 static int case_no;
@@ -151,36 +152,85 @@ static void check_zombie_root(void)
                 printf("# cannot restore %s to %d\n", SUID_DUMPABLE, old);
 }
 
-static void *idle_thread(void *arg)
+static int go_pipe[2], done_pipe[2];
+
+/* Waits for the word, makes the process not dumpable, says so. */
+static void *undump_thread(void *arg)
 {
+        char c;
+
         (void) arg;
+        if (read(go_pipe[0], &c, 1) != 1 || prctl(PR_SET_DUMPABLE, 0) < 0)
+                _exit(2);
+        if (write(done_pipe[1], "d", 1) != 1)
+                _exit(2);
         pause();
         return NULL;
 }
 
-/* A thread-group leader that exits while its other thread runs keeps no mm. */
-static void check_exited_leader(void)
+/* Is @pid a zombie ('Z' in /proc/PID/stat) within ZOMBIE_POLL_TRIES polls? */
+static bool wait_zombie_state(pid_t pid)
+{
+        char path[64], buf[512], *p;
+        int i;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+        for (i = 0; i < ZOMBIE_POLL_TRIES; i++) {
+                FILE *f = fopen(path, "re");
+                size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+                if (f)
+                        fclose(f);
+                buf[n] = '\0';
+                p = strrchr(buf, ')');
+                if (p && p[1] == ' ' && p[2] == 'Z')
+                        return true;
+                usleep(ZOMBIE_POLL_USEC);
+        }
+        return false;
+}
+
+static void report_mask(const char *name, int pidfd, uint32_t want)
 {
         char detail[64];
-        pthread_t thread;
-        int64_t mask;
-        pid_t pid;
-        int pidfd;
+        int64_t mask = pidfd < 0 ? -EBADF : coredump_mask(pidfd);
 
+        snprintf(detail, sizeof(detail), "coredump_mask %lld, want %u", (long long) mask, want);
+        report(mask == want, name, detail);
+}
+
+/*
+ * A thread-group leader that exits while its other thread runs keeps no mm: it is answered
+ * from the thread's, also after the thread made the process not dumpable.
+ */
+static void check_exited_leader(void)
+{
+        pthread_t thread;
+        pid_t pid;
+        int pidfd = -1;
+        char c;
+
+        if (pipe(go_pipe) < 0 || pipe(done_pipe) < 0) {
+                report(false, "exited leader, live thread", "pipe");
+                return;
+        }
         pid = fork();
         if (pid == 0) {
-                if (pthread_create(&thread, NULL, idle_thread, NULL) != 0)
+                if (pthread_create(&thread, NULL, undump_thread, NULL) != 0)
                         _exit(2);
                 syscall(SYS_exit, 0); /* the leader alone */
         }
-        usleep(ZOMBIE_SETTLE_USEC);
-        pidfd = pidfd_open(pid);
-        mask = pidfd < 0 ? -errno : coredump_mask(pidfd);
-        snprintf(detail, sizeof(detail), "coredump_mask %lld, want %u", (long long) mask,
-                 PIDFD_COREDUMP_USER);
-        report(mask == PIDFD_COREDUMP_USER, "exited leader, live thread", detail);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
+        if (pid > 0 && wait_zombie_state(pid))
+                pidfd = pidfd_open(pid);
+        report_mask("exited leader, live thread", pidfd, PIDFD_COREDUMP_USER);
+        if (write(go_pipe[1], "g", 1) == 1 && read(done_pipe[0], &c, 1) == 1)
+                report_mask("exited leader, thread made it not dumpable", pidfd, PIDFD_COREDUMP_SKIP);
+        else
+                report(false, "exited leader, thread made it not dumpable", "thread did not answer");
+        if (pid > 0) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+        }
         if (pidfd >= 0)
                 close(pidfd);
 }
