@@ -27,6 +27,7 @@ shopt -s inherit_errexit
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
+. "$TOP/tools/deps.sh" # install_packages
 SERIES_DIR=${CDS_SERIES_DIR:-$TOP/kernel-patches/linux-6.12}
 WORK=${CDS_KERNEL_WORK:-$TOP/build-vm/kernel}
 SRC=$WORK/check-src
@@ -65,16 +66,6 @@ for a in "$@"; do
 done
 
 log() { echo "check-series: $*" >&2; }
-
-install_packages() {
-        local p need=
-        for p in $PACKAGES; do
-                dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need="$need $p"
-        done
-        [ -z "$need" ] && return 0
-        log "installing$need"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >&2
-}
 
 # The kernel's ARCH= and CROSS_COMPILE= for one of ALL_ARCHES.
 cross_compile() {
@@ -217,7 +208,7 @@ check() {
 # inputs print the stored output again (CDS_CHECK_FRESH=1 checks anyway).
 main() {
         local arch key verdict
-        install_packages
+        install_packages $PACKAGES >&2
         for arch in $ARCHES; do cross_compile "$arch" >/dev/null; done
         key=$(verdict_key)
         verdict=$CACHE/check-series/$key

@@ -27,6 +27,9 @@
 #define KSFT_SKIP 4
 #define N_CASES 6
 #define NOBODY 65534
+#define DETAIL_MAX 64     /* a TAP line's comment */
+#define STAT_PATH_MAX 64  /* "/proc/PID/stat" */
+#define STAT_READ_MAX 512 /* the start of /proc/PID/stat, past the state field */
 #define SUID_DUMPABLE "/proc/sys/fs/suid_dumpable"
 #define ZOMBIE_POLL_USEC 10000
 #define ZOMBIE_POLL_TRIES 500 /* 5 s for an exited leader to show as a zombie */
@@ -95,7 +98,7 @@ static bool is_zombie(pid_t pid)
 
 static void check_zombie(const char *name, int dumpable, uint32_t want)
 {
-        char detail[64];
+        char detail[DETAIL_MAX];
         int64_t mask;
         pid_t pid;
         int pidfd;
@@ -171,7 +174,7 @@ static void *undump_thread(void *arg)
 /* Is @pid a zombie ('Z' in /proc/PID/stat) within ZOMBIE_POLL_TRIES polls? */
 static bool wait_zombie_state(pid_t pid)
 {
-        char path[64], buf[512], *p;
+        char path[STAT_PATH_MAX], buf[STAT_READ_MAX], *p;
         int i;
 
         snprintf(path, sizeof(path), "/proc/%d/stat", pid);
@@ -192,7 +195,7 @@ static bool wait_zombie_state(pid_t pid)
 
 static void report_mask(const char *name, int pidfd, uint32_t want)
 {
-        char detail[64];
+        char detail[DETAIL_MAX];
         int64_t mask = pidfd < 0 ? -EBADF : coredump_mask(pidfd);
 
         snprintf(detail, sizeof(detail), "coredump_mask %lld, want %u", (long long) mask, want);
