@@ -123,7 +123,8 @@ static int send_modules(int sock, const ModuleSet *set) {
 
 static int collect_modules(const CollectInput *in, CollectShared *sh, const Record *maps_field) {
         const CrashMeta *m = in->meta;
-        RecordField maps, mountinfo, status;
+        RecordField maps, mountinfo, status, rootf;
+        _cleanup_free_ char *root_path = NULL;
         _cleanup_close_ int root = -EBADF;
         _cleanup_free_ ModuleSet *set = NULL;
         _cleanup_free_ char *st = NULL;
@@ -146,14 +147,21 @@ static int collect_modules(const CollectInput *in, CollectShared *sh, const Reco
                 return r;
         /* the root is opened as root (it takes ptrace access); nothing below it is */
         init_userns = in_init_userns(in->procdir);
-        root = openat(in->procdir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        root = in->files_root >= 0 ? fcntl(in->files_root, F_DUPFD_CLOEXEC, 3)
+                                   : openat(in->procdir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
         r = root < 0 ? negative_errno() : take_creds(&creds, init_userns);
         meta_creds_done(&creds);
         if (r < 0)
                 return r;
+        /* maps names a chroot's files by their path from the host's root: beneath the task's
+         * root they are the rest of it (not so beneath the host's, for EnterNamespace=no) */
+        if (in->files_root < 0 && record_find(m->fields.buf, m->fields.len, "COREDUMP_ROOT", &rootf) &&
+            !(root_path = strndup((const char *) rootf.value, rootf.value_len)))
+                return -ENOMEM;
         set_step(sh, COLLECT_MODULES);
         (void) modules_open(&(ModulesSource) {
                                     .root = root,
+                                    .root_path = root_path,
                                     .exe = m->exe,
                                     .maps = (const char *) maps.value,
                                     .maps_len = maps.value_len,
@@ -175,7 +183,7 @@ static int collect_modules(const CollectInput *in, CollectShared *sh, const Reco
 /* Nothing of the manager's but the descriptors this job needs; default signal handling, and
  * gone with the manager. */
 static int child_setup(const CollectInput *in) {
-        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, in->procdir, in->leader_dir, in->sock };
+        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, in->procdir, in->leader_dir, in->files_root, in->sock };
         sigset_t all;
 
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != in->parent)

@@ -169,6 +169,7 @@ int collector_start(Crash *c, char *why, size_t size) {
         if (r >= 0) {
                 col->sock = sv[0];
                 r = collector_spawn(col, &(CollectInput) { .procdir = c->proc_dir, .leader_dir = c->leader_dir,
+                                                           .files_root = c->files_root,
                                                            .sock = sv[1], .parent = getpid(), .meta = &c->meta });
                 safe_close(sv[1]);
         }

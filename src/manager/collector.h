@@ -99,6 +99,7 @@ void collector_free_all(Manager *m);
 typedef struct CollectInput {
         int procdir;    /* the crashed process's verified /proc directory */
         int leader_dir; /* its container leader's, or -EBADF */
+        int files_root; /* where its mapped files are opened, if not beneath its root (or -EBADF) */
         int sock;
         pid_t parent;   /* the manager (the child exits if it is gone already) */
         const CrashMeta *meta;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "container.h"
 #include "crash-record.h"
 #include "crash.h"
 #include "handshake.h"
@@ -41,6 +42,7 @@ void crash_free(Crash *c) {
                 collector_harvest(c, c->incomplete, sizeof c->incomplete); /* lets it go */
         safe_close(c->proc_dir);
         safe_close(c->leader_dir);
+        safe_close(c->files_root);
         sd_event_source_disable_unref(c->io_source);
         sd_event_source_disable_unref(c->timer_source);
         safe_close(c->conn_fd);
@@ -135,6 +137,7 @@ static int crash_collect_finish(Crash *c) {
                                             : meta_confirm(&c->meta, c->pidfd, c->info.pid);
         c->proc_dir = safe_close(c->proc_dir);
         c->leader_dir = safe_close(c->leader_dir);
+        c->files_root = safe_close(c->files_root);
         c->collected = true;
         if (r < 0)
                 log_warning_errno(r, "Crash of PID %d: the process changed while its /proc was read, recording only "
@@ -155,6 +158,7 @@ static int crash_collect_finish(Crash *c) {
 
 /* The kernel's part of /proc, read here; 1 if the collector was started for the rest. */
 static int crash_collect_start(Crash *c) {
+        _cleanup_close_ int host = -EBADF;
         int r;
 
         c->kernel_read = true;
@@ -168,7 +172,13 @@ static int crash_collect_start(Crash *c) {
                                   c->info.reaped ? " (it was killed and reaped while being dumped)" : "");
                 return 0;
         }
-        c->leader_dir = meta_container_leader(c->proc_dir);
+        host = container_host_dir();
+        c->leader_dir = container_leader(c->proc_dir, host);
+        container_add_fields(&c->meta.fields, c->proc_dir, host);
+        /* systemd's EnterNamespace=no: the files of a process in another mount namespace are the
+         * host's at the same paths (only the very files it mapped pass the collector's check) */
+        if (c->leader_dir >= 0 && !c->manager->config.enter_namespace)
+                c->files_root = openat(host, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
         r = collector_start(c, c->incomplete, sizeof c->incomplete);
         if (r < 0)
                 log_error_errno(r, "Crash of PID %d: no collector: %m", (int) c->info.pid);
@@ -535,6 +545,7 @@ void crash_accept(Manager *m, int conn) {
                 .pidfd = -EBADF,
                 .proc_dir = -EBADF,
                 .leader_dir = -EBADF,
+                .files_root = -EBADF,
                 .out_fd = -EBADF,
                 .storing = m->config.storage == STORAGE_EXTERNAL,
                 .timestamp_usec = now_usec(CLOCK_REALTIME),
@@ -613,6 +624,7 @@ void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h)
                 .pidfd = pidfd,
                 .proc_dir = -EBADF,
                 .leader_dir = -EBADF,
+                .files_root = -EBADF,
                 .out_fd = -EBADF,
                 .storing = m->config.storage == STORAGE_EXTERNAL,
                 .timestamp_usec = now_usec(CLOCK_REALTIME),

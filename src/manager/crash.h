@@ -64,6 +64,7 @@ typedef struct Crash {
         bool kernel_read;        /* meta_collect() done (the collector may still run) */
         int proc_dir;            /* the verified /proc directory, while collecting */
         int leader_dir;          /* its container leader's, while collecting (or -EBADF) */
+        int files_root;          /* what its mapped files are opened beneath, if not its own root (EnterNamespace=) */
         Collector *collector;
         CrashState state_before; /* the state to go back to after CRASH_COLLECTING */
         CrashAfterCollect after_collect;

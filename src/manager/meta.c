@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the kernel says of a crashed process in /proc, as record fields (its memory and mapped
- * files are the collector's). Manager (root): reads only /proc: the task by its verified dirfd,
- * pinned ancestors, PID 1. */
+ * files are the collector's, its container container.c's). Manager (root): reads only the task's
+ * /proc, through its verified dirfd. */
 #include <ctype.h>
 #include <dirent.h>
 #include <elf.h>
@@ -235,81 +235,6 @@ const char *meta_thread_name(const CrashMeta *m, pid_t tid, char *buf, size_t si
                 p += l + 1;
         }
         return NULL;
-}
-
-static bool same_ns(int dir_a, int dir_b, const char *ns) {
-        struct stat a, b;
-        return fstatat(dir_a, ns, &a, 0) == 0 && fstatat(dir_b, ns, &b, 0) == 0 && a.st_ino == b.st_ino &&
-               a.st_dev == b.st_dev;
-}
-
-static pid_t parent_of(int dir) {
-        char status[4096];
-        const char *p;
-
-        if (read_small_file_at(dir, "status", status, sizeof status) <= 0 || !(p = strstr(status, "\nPPid:")))
-                return 0;
-        return (pid_t) strtol(p + 6, NULL, 10);
-}
-
-/* The /proc directory of the parent of the process behind dir, pinned: its pidfd is taken,
- * then the child is checked to still have that parent. A parent that died meanwhile has
- * reparented its children before its PID could be reused, so a PID recycled between reading
- * PPid and pidfd_open() never passes. -ESRCH when there is none to trust. */
-static int parent_dir_pinned(int dir) {
-        pid_t ppid = parent_of(dir);
-        _cleanup_close_ int pidfd = -EBADF, pdir = -EBADF;
-        char path[32];
-
-        if (ppid <= 1)
-                return -ESRCH;
-        pidfd = pidfd_open_pid(ppid);
-        if (pidfd < 0)
-                return -ESRCH;
-        snprintf(path, sizeof path, "/proc/%d", (int) ppid);
-        pdir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (pdir < 0 || pidfd_check_alive(pidfd) < 0 || parent_of(dir) != ppid)
-                return -ESRCH;
-        return TAKE_FD(pdir);
-}
-
-/* The host's mount namespace is PID 1's: the manager's own is private under its unit. Where
- * PID 1 cannot be inspected (some sandboxes deny even root), the manager's own stands in for it:
- * run by hand, outside a unit, it is the host's. */
-static int host_ns_dir(void) {
-        struct stat st;
-        int fd = open("/proc/1", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-        if (fd >= 0 && fstatat(fd, "ns/mnt", &st, 0) >= 0)
-                return fd;
-        safe_close(fd);
-        return open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
-/* A crash inside a container (a mount namespace other than the host's): the /proc directory of
- * the process that started the container, found by walking up to the last ancestor outside it
- * (its command line is the collector's to read: that is its memory). Each step is pinned
- * (parent_dir_pinned), so a recycled PID is never read. -ESRCH: not in a container, or none. */
-int meta_container_leader(int dir) {
-        _cleanup_close_ int host = host_ns_dir();
-        int cur = dir;
-
-        if (host < 0 || same_ns(dir, host, "ns/mnt"))
-                return -ESRCH;
-        for (unsigned depth = 0; depth < CONTAINER_DEPTH_MAX; depth++) {
-                int next = parent_dir_pinned(cur);
-
-                if (next < 0)
-                        break;
-                if (cur != dir)
-                        safe_close(cur);
-                if (same_ns(next, host, "ns/mnt"))
-                        return next;
-                cur = next;
-        }
-        if (cur != dir)
-                safe_close(cur);
-        return -ESRCH;
 }
 
 static void read_identity(CrashMeta *m, int dir) {

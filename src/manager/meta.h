@@ -28,7 +28,6 @@
 #define OPEN_FDS_MAX 1024U        /* descriptors listed in COREDUMP_OPEN_FDS */
 #define OPEN_FDS_BYTES_MAX (256U << 10)
 #define TASKS_MAX 4096U           /* thread names remembered */
-#define CONTAINER_DEPTH_MAX 64U   /* parents walked to find a container's leader */
 
 typedef struct CrashMeta {
         bool proc_valid; /* the fields below belong to the crashed process */
@@ -60,8 +59,6 @@ int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret, int *ret_dir);
 /* After every read: still the same process? If not, everything read is thrown away (-ESRCH). */
 int meta_confirm(CrashMeta *m, int pidfd, pid_t pid);
 int meta_confirm_unpinned(CrashMeta *m, int dir, pid_t tid);
-/* The verified /proc directory of the crashed process's container leader (see meta.c). */
-int meta_container_leader(int dir);
 /* Adds dir/name as a record field, NULs replaced by sep (0: kept), cut at max (r->overflow). */
 int meta_add_file(Record *r, int dir, const char *name, const char *field, size_t max, char sep);
 /* Whether thread tid of the process whose /proc directory is dir is dumping core (PF_DUMPCORE):

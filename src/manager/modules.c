@@ -171,6 +171,16 @@ int modules_walk_beneath(int root, const char *path) {
         }
 }
 
+const char *modules_path_in_root(const char *root_path, const char *path) {
+        size_t l = root_path ? strlen(root_path) : 0;
+
+        while (l > 0 && root_path[l - 1] == '/')
+                l--;
+        if (l == 0 || strncmp(path, root_path, l) != 0 || path[l] != '/')
+                return path;
+        return path + l;
+}
+
 /* path beneath root, as an O_PATH descriptor, with no symlink followed on the way. */
 static int resolve_beneath(int root, const char *path) {
         struct open_how how = {
@@ -211,8 +221,8 @@ static int check_mapped(int fd, const MapsFile *mf, const char *mountinfo, size_
 /* The file a maps line names, opened for reading with the caller's credentials. The O_PATH
  * descriptor opens nothing (no device, FIFO or FUSE open is ever triggered before the checks);
  * reopening it through /proc/self/fd is an open like any other, permission check included. */
-static int open_mapped(int root, const MapsFile *mf, const char *mountinfo, size_t mlen) {
-        _cleanup_close_ int pfd = resolve_beneath(root, mf->path);
+static int open_mapped(int root, const char *root_path, const MapsFile *mf, const char *mountinfo, size_t mlen) {
+        _cleanup_close_ int pfd = resolve_beneath(root, modules_path_in_root(root_path, mf->path));
         char proc[64];
         struct stat a, b;
         int r, fd;
@@ -237,6 +247,7 @@ static int open_mapped(int root, const MapsFile *mf, const char *mountinfo, size
 
 typedef struct ModulesWalk {
         int root;
+        const char *root_path;
         const char *mountinfo;
         size_t mountinfo_len;
         char last_failed[MODULE_PATH_MAX];  /* a file's other mappings follow its first */
@@ -276,7 +287,7 @@ static void module_add(ModuleSet *s, ModulesWalk *w, const MapsFile *mf) {
         }
         if (w->progress)
                 w->progress(w->userdata, mf->path);
-        fd = open_mapped(w->root, mf, w->mountinfo, w->mountinfo_len);
+        fd = open_mapped(w->root, w->root_path, mf, w->mountinfo, w->mountinfo_len);
         if (fd < 0) {
                 if (s->refused++ == 0) {
                         s->first_refusal = fd;
@@ -286,7 +297,8 @@ static void module_add(ModuleSet *s, ModulesWalk *w, const MapsFile *mf) {
                 return;
         }
         s->fds[s->n] = fd;
-        snprintf(s->entries[s->n].path, sizeof s->entries[s->n].path, "%s", mf->path);
+        /* named as the core names it: from the task's root */
+        snprintf(s->entries[s->n].path, sizeof s->entries[s->n].path, "%s", modules_path_in_root(w->root_path, mf->path));
         s->n++;
 }
 
@@ -317,6 +329,7 @@ static void module_exe_first(ModuleSet *s, ModulesWalk *w, const char *maps, siz
 int modules_open(const ModulesSource *src, ModuleSet *ret) {
         ModulesWalk w = {
                 .root = src->root,
+                .root_path = src->root_path,
                 .mountinfo = src->mountinfo,
                 .mountinfo_len = src->mountinfo_len,
                 .progress = src->progress,

@@ -38,6 +38,7 @@ typedef void (*ModulesProgress)(void *userdata, const char *path);
 
 typedef struct ModulesSource {
         int root;              /* O_PATH descriptor of the task's root directory */
+        const char *root_path; /* that root as the reader sees it (a chroot's), or NULL */
         const char *exe;       /* its executable's path (the exe link), or NULL */
         const char *maps;      /* the text of /proc/PID/maps */
         size_t maps_len;
@@ -46,6 +47,10 @@ typedef struct ModulesSource {
         ModulesProgress progress;
         void *userdata;
 } ModulesSource;
+
+/* A maps path (which the reader's root names) beneath root_path: the rest, as the task's root
+ * names it; path itself if it is not below root_path. */
+const char *modules_path_in_root(const char *root_path, const char *path);
 
 /* A file a maps line names. */
 typedef struct MapsFile {

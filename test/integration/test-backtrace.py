@@ -119,8 +119,9 @@ def case_package():
 
 def case_mount_ns():
     """A binary that exists only inside the crashed process's private mount namespace is found
-    there (the manager opens it through the process's root) and symbolizes the trace."""
-    env, j, d = setup()
+    there (the manager opens it through the process's root) and symbolizes the trace, where
+    EnterNamespace=yes asks for that (test-container.py: the default, no)."""
+    env, j, d = setup({"EnterNamespace": "yes"})
     hidden = os.path.join(env.base, "hidden")
     os.mkdir(hidden)
     exe = os.path.join(hidden, "crasher-ns")

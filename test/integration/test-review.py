@@ -146,7 +146,8 @@ def case_container():
     """(g) Container facts: a crash in a mount namespace of its own (unshare --mount) names the
     first ancestor outside it, which started it (this test) (COREDUMP_CONTAINER_CMDLINE, found by a walk up the ancestors, each
     pinned before it is read); a host crash names none. The host's namespace is PID 1's; where
-    PID 1 cannot be inspected (this kind of machine) the manager's own, which is the host's here.
+    PID 1 cannot be inspected (this kind of machine), and the manager was started by hand, that of
+    its outermost ancestor that can be (test-container.py runs it in another namespace).
     That a daemon in a private namespace (as under its unit) still tells them apart needs PID 1 to
     be systemd: the VM tests check it (t01)."""
     env = Env()
@@ -161,7 +162,7 @@ def case_container():
     check("COREDUMP_CONTAINER_CMDLINE" not in h, f"a host crash recorded as a container's: "
           f"{h.get('COREDUMP_CONTAINER_CMDLINE')!r}")
     got = inner.get("COREDUMP_CONTAINER_CMDLINE", b"")
-    # systemd's definition: the first ancestor in the host's namespace (unshare itself moved)
+    # systemd's definition: the first ancestor in another mount namespace (unshare itself moved)
     with open("/proc/self/cmdline", "rb") as f:
         starter = f.read().rstrip(b"\0").replace(b"\0", b" ")
     check(got == starter, f"the container crash names {got!r} as its container, expected {starter!r}")

@@ -217,6 +217,15 @@ static void test_bound(void) {
         free(set);
 }
 
+static void test_path_in_root(void) {
+        CHECK_STREQ(modules_path_in_root("/srv/root", "/srv/root/usr/bin/x"), "/usr/bin/x");
+        CHECK_STREQ(modules_path_in_root("/srv/root/", "/srv/root/usr/bin/x"), "/usr/bin/x");
+        CHECK_STREQ(modules_path_in_root("/srv/root", "/srv/rootfs/usr/bin/x"), "/srv/rootfs/usr/bin/x");
+        CHECK_STREQ(modules_path_in_root("/srv/root", "/srv/root"), "/srv/root");
+        CHECK_STREQ(modules_path_in_root("/", "/usr/bin/x"), "/usr/bin/x");
+        CHECK_STREQ(modules_path_in_root(NULL, "/usr/bin/x"), "/usr/bin/x");
+}
+
 int main(void) {
         char cmd[BASE_MAX + 16];
 
@@ -224,6 +233,7 @@ int main(void) {
         if (!mkdtemp(base))
                 return 1;
         test_maps_line();
+        test_path_in_root();
         test_mount_dev();
         test_fs_refused();
         test_walk();

@@ -3,6 +3,7 @@
  * /proc/sys/kernel/random/boot_id. */
 #include <elf.h>
 
+#include "container.h"
 #include "coredump-name.h"
 #include "meta.h"
 #include "store.h"
@@ -96,8 +97,35 @@ static void test_uid_may_read(void) {
         CHECK(!store_uid_may_read(UID_INVALID));
 }
 
+static void test_container_ids(void) {
+        const char *map = "         0     100000      65536\n     65536          0          1\n";
+        const char *status = "Name:\tx\nPid:\t4242\nNSpid:\t4242\t17\t2\nUid:\t0\n";
+        uint32_t id;
+        pid_t pid;
+
+        CHECK_EQ(container_map_id(map, 100000, &id), 0);
+        CHECK_EQ(id, 0U);
+        CHECK_EQ(container_map_id(map, 165535, &id), 0);
+        CHECK_EQ(id, 65535U);
+        CHECK_EQ(container_map_id(map, 0, &id), 0);
+        CHECK_EQ(id, 65536U);
+        CHECK_EQ(container_map_id(map, 165536, &id), -ENOENT); /* past the range: unmapped */
+        CHECK_EQ(container_map_id(map, 1000, &id), -ENOENT);
+        CHECK_EQ(container_map_id("", 0, &id), -ENOENT);
+        CHECK_EQ(container_map_id("0 4294967295 1\n", 0, &id), -ENOENT);
+        CHECK_EQ(container_map_id("4294967294 0 10\n", 5, &id), -ENOENT); /* would overflow */
+        CHECK_EQ(container_last_nspid(status, &pid), 0);
+        CHECK_EQ(pid, 2);
+        CHECK_EQ(container_last_nspid("Name:\tx\nNSpid:\t99\n", &pid), 0);
+        CHECK_EQ(pid, 99);
+        CHECK_EQ(container_last_nspid("Name:\tx\n", &pid), -ENODATA);
+        CHECK_EQ(container_last_nspid("Name:\tx\nNSpid:\t-1\n", &pid), -EBADMSG);
+        CHECK_EQ(container_last_nspid("Name:\tx\nNSpid:\n", &pid), -EBADMSG);
+}
+
 int main(void) {
         test_names();
+        test_container_ids();
         test_auxv();
         test_limits();
         test_reader();
