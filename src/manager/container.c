@@ -16,9 +16,7 @@
 #include "meta.h"
 #include "pidfd-util.h"
 
-/* 1 if the processes behind the two /proc directories share namespace ns ("ns/mnt"), 0 if not,
- * <0 if either cannot be inspected. */
-static int ns_same(int dir_a, int dir_b, const char *ns) {
+int container_ns_same(int dir_a, int dir_b, const char *ns) {
         struct stat a, b;
 
         if (fstatat(dir_a, ns, &a, 0) < 0 || fstatat(dir_b, ns, &b, 0) < 0)
@@ -35,11 +33,10 @@ static pid_t parent_of(int dir) {
         return (pid_t) strtol(p + 6, NULL, 10);
 }
 
-/* The /proc directory of the parent of the process behind dir, pinned: its pidfd is taken,
- * then the child is checked to still have that parent. A parent that died meanwhile has
- * reparented its children before its PID could be reused, so a PID recycled between reading
- * PPid and pidfd_open() never passes. -ESRCH when there is none to trust. */
-static int parent_dir_pinned(int dir) {
+/* Pinned: its pidfd is taken, then the child is checked to still have that parent. A parent
+ * that died meanwhile has reparented its children before its PID could be reused, so a PID
+ * recycled between reading PPid and pidfd_open() never passes. */
+int container_parent_dir(int dir) {
         pid_t ppid = parent_of(dir);
         _cleanup_close_ int pidfd = -EBADF, pdir = -EBADF;
         char path[32];
@@ -63,7 +60,7 @@ static int outermost_ancestor_dir(void) {
         struct stat st;
 
         for (unsigned depth = 0; cur >= 0 && depth < CONTAINER_DEPTH_MAX; depth++) {
-                int next = parent_dir_pinned(cur);
+                int next = container_parent_dir(cur);
 
                 if (next < 0 || fstatat(next, "ns/mnt", &st, 0) < 0 || fstatat(next, "ns/pid", &st, 0) < 0) {
                         safe_close(next);
@@ -91,18 +88,18 @@ int container_host_dir(void) {
 int container_leader(int dir, int host) {
         int cur = dir;
 
-        if (host < 0 || ns_same(dir, host, "ns/mnt") != 0)
+        if (host < 0 || container_ns_same(dir, host, "ns/mnt") != 0)
                 return -ESRCH;
         /* systemd's COREDUMP_CONTAINER_CMDLINE: the first ancestor in another mount namespace
          * than the crashed process's, i.e. the one that started (or moved it into) its own */
         for (unsigned depth = 0; depth < CONTAINER_DEPTH_MAX; depth++) {
-                int next = parent_dir_pinned(cur), same;
+                int next = container_parent_dir(cur), same;
 
                 if (next < 0)
                         break;
                 if (cur != dir)
                         safe_close(cur);
-                same = ns_same(next, dir, "ns/mnt");
+                same = container_ns_same(next, dir, "ns/mnt");
                 if (same == 0)
                         return next;
                 cur = next;
@@ -190,8 +187,8 @@ static void add_mapped_id(Record *r, int dir, bool own_userns, const char *statu
 void container_add_fields(Record *r, int dir, int host) {
         char status[8192];
         pid_t inner;
-        int pidns = host >= 0 ? ns_same(dir, host, "ns/pid") : -EACCES,
-            userns = host >= 0 ? ns_same(dir, host, "ns/user") : -EACCES;
+        int pidns = host >= 0 ? container_ns_same(dir, host, "ns/pid") : -EACCES,
+            userns = host >= 0 ? container_ns_same(dir, host, "ns/user") : -EACCES;
 
         /* a container has a PID namespace of its own: a unit's private mounts do not make one */
         if (pidns != 0 || read_small_file_at(dir, "status", status, sizeof status) <= 0)

@@ -23,6 +23,13 @@ int container_leader(int dir, int host);
  * there and its real UID and GID in its user namespace. */
 void container_add_fields(Record *r, int dir, int host);
 
+/* The /proc directory of the parent of the process behind dir, pinned; -ESRCH when there is none
+ * to trust (or it is PID 1). */
+int container_parent_dir(int dir);
+/* 1 if the processes behind the two /proc directories share namespace ns ("ns/pid"), 0 if not,
+ * <0 if either cannot be inspected. */
+int container_ns_same(int dir_a, int dir_b, const char *ns);
+
 /* Pure parsers, for tests. */
 /* outside (an id of the reader's namespace) through an id map ("inside outside length" lines). */
 int container_map_id(const char *map, uint32_t outside, uint32_t *ret);

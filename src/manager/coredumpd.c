@@ -12,6 +12,7 @@
 #include "caps.h"
 #include "config.h"
 #include "control.h"
+#include "forward-proto.h"
 #include "log.h"
 #include "manager.h"
 #include "pattern.h"
@@ -23,6 +24,7 @@ typedef struct Args {
         enum Action action;
         const char *socket_path;
         const char *control_path;
+        const char *receive_path;
         const char *config_file;
         const char *dropin_dir;
         bool register_pattern;
@@ -35,6 +37,8 @@ static void help(void) {
                "  --control=PATH       control socket for coredumpctl, \"\" for none (default %s)\n"
                "  --config=FILE        configuration file (default %s)\n"
                "  --config-dir=DIR     drop-in directory (default %s)\n"
+               "  --receive=PATH       take crashes forwarded from the host on PATH, when not\n"
+               "                       socket-activated with " FORWARD_SOCKET_PATH "\n"
                "  --no-register        do not set kernel.core_pattern (a unit does it)\n"
                "  --check-config       validate the configuration and exit\n"
                "  --register           set kernel.core_pattern for the socket and exit\n"
@@ -44,7 +48,7 @@ static void help(void) {
 }
 
 static int parse_args(int argc, char **argv, Args *a) {
-        enum { OPT_SOCKET = 256, OPT_CONFIG, OPT_CONFIG_DIR, OPT_NO_REGISTER, OPT_CHECK, OPT_REG, OPT_UNREG, OPT_VERSION, OPT_CONTROL };
+        enum { OPT_SOCKET = 256, OPT_CONFIG, OPT_CONFIG_DIR, OPT_NO_REGISTER, OPT_CHECK, OPT_REG, OPT_UNREG, OPT_VERSION, OPT_CONTROL, OPT_RECEIVE };
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "socket", required_argument, NULL, OPT_SOCKET },
@@ -56,11 +60,12 @@ static int parse_args(int argc, char **argv, Args *a) {
                 { "unregister", no_argument, NULL, OPT_UNREG },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "control", required_argument, NULL, OPT_CONTROL },
+                { "receive", required_argument, NULL, OPT_RECEIVE },
                 {},
         };
         int c;
 
-        *a = (Args) { ACTION_RUN, DEFAULT_SOCKET_PATH, DEFAULT_CONTROL_PATH, CONFIG_FILE, CONFIG_DROPIN_DIR, true };
+        *a = (Args) { ACTION_RUN, DEFAULT_SOCKET_PATH, DEFAULT_CONTROL_PATH, NULL, CONFIG_FILE, CONFIG_DROPIN_DIR, true };
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0)
                 switch (c) {
                 case 'h':
@@ -74,6 +79,9 @@ static int parse_args(int argc, char **argv, Args *a) {
                         break;
                 case OPT_CONTROL:
                         a->control_path = optarg;
+                        break;
+                case OPT_RECEIVE:
+                        a->receive_path = optarg;
                         break;
                 case OPT_CONFIG:
                         a->config_file = optarg;
@@ -176,7 +184,7 @@ static int run(const Args *a) {
                 return log_error_errno(r, "Failed to drop capabilities: %m");
         r = manager_new(&m, a->config_file, a->dropin_dir);
         if (r >= 0)
-                r = manager_setup_listen(m, a->socket_path);
+                r = manager_setup_listen(m, a->socket_path, a->receive_path);
         if (r >= 0)
                 control_setup(m, a->control_path);
         if (r >= 0 && a->register_pattern)

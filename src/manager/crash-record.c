@@ -12,6 +12,8 @@
 #include "fd-util.h"
 #include "manager.h"
 
+static int crash_record_forwarded(Crash *c, Record *r);
+
 int crash_record_base(Crash *c, Record *ret) {
         const PidfdInfo *i = &c->info;
         const CrashMeta *m = &c->meta;
@@ -50,6 +52,8 @@ int crash_record_base(Crash *c, Record *ret) {
         }
         if (!m->proc_valid)
                 e = e ?: record_add_str(&r, "COREDUMP_PROC_MISSING", "1");
+        if (c->forwarded)
+                e = e ?: crash_record_forwarded(c, &r);
         /* a field was cut to its bound: say so in the record itself, both sides read it */
         if (r.overflow)
                 e = e ?: record_add_str(&r, "COREDUMP_RECORD_TRUNCATED", "1");
@@ -59,6 +63,37 @@ int crash_record_base(Crash *c, Record *ret) {
         }
         *ret = r;
         return 0;
+}
+
+/* What the sender says that /proc did not: its fields where the record has none (its own
+ * marker, COREDUMP_FORWARDED=1, among them), never the identity the pidfd checked nor the
+ * final fields the worker adds. */
+static int crash_record_forwarded(Crash *c, Record *r) {
+        static const char *const never[] = {
+                "COREDUMP_PID", "COREDUMP_UID", "COREDUMP_GID", "COREDUMP_BY_PIDFD", "COREDUMP_FILENAME",
+                "COREDUMP_TRUNCATED", "COREDUMP_TID", "COREDUMP_THREAD_NAME", "MESSAGE", "MESSAGE_ID", "PRIORITY",
+                "SYSLOG_IDENTIFIER", "COREDUMP_PACKAGE_NAME", "COREDUMP_PACKAGE_VERSION", "COREDUMP_PACKAGE_JSON",
+                "COREDUMP_SIGNAL_NAME", "COREDUMP_PROCESSING_ERROR", "COREDUMP_FORWARDED_TO", "COREDUMP_FORWARD_ERROR",
+        };
+        const Record *f = &c->forwarded_fields;
+        size_t pos = 0;
+        RecordField x;
+        int e = 0, n;
+
+        while (e >= 0 && (n = record_next(f->buf, f->len, &pos, &x)) > 0) {
+                char name[FIELD_NAME_MAX + 1];
+                bool skip = false;
+
+                snprintf(name, sizeof name, "%.*s", (int) x.name_len, x.name);
+                for (size_t i = 0; i < ELEMENTSOF(never) && !skip; i++)
+                        skip = strcmp(name, never[i]) == 0;
+                if (!skip && !record_find(r->buf, r->len, name, &(RecordField) {}))
+                        e = record_add(r, name, x.value, x.value_len, 0);
+        }
+        /* the sender's own marker: always, whatever it sent */
+        if (e >= 0 && !record_find(r->buf, r->len, "COREDUMP_FORWARDED", &(RecordField) {}))
+                e = record_add_str(r, "COREDUMP_FORWARDED", "1");
+        return e;
 }
 
 int crash_record_memfd(const Record *r) {

@@ -22,6 +22,8 @@
 #include "worker-pool.h"
 
 static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *error);
+static void crash_commit(Crash *c, const CoreFacts *facts);
+static int crash_forward(Crash *c, CoreFacts *facts);
 
 /* comm for the daemon's own log lines: the process chose it, so no control character gets through */
 static const char *crash_comm(const Crash *c) {
@@ -40,6 +42,8 @@ void crash_free(Crash *c) {
         }
         if (c->collector)
                 collector_harvest(c, c->incomplete, sizeof c->incomplete); /* lets it go */
+        forward_stop(c->forwarder);
+        forward_target_free(c->forward);
         safe_close(c->proc_dir);
         safe_close(c->leader_dir);
         safe_close(c->files_root);
@@ -51,6 +55,7 @@ void crash_free(Crash *c) {
         record_free(&c->record);
         meta_done(&c->meta);
         record_free(&c->analysis);
+        record_free(&c->forwarded_fields);
         if (c->core_counted)
                 m->n_cores--;
         LIST_REMOVE(crashes, m->crashes, c);
@@ -96,7 +101,10 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
                 crash_collected(c);
         else if (c->state == CRASH_WAIT_WORKER)
                 crash_drop(c, LOG_ERR, "no worker became available before the deadline, core lost, task released");
-        else if (c->state == CRASH_RECORDING)
+        else if (c->state == CRASH_FORWARDING) {
+                forward_stop(TAKE_PTR(c->forwarder));
+                crash_forwarded(c, -ETIMEDOUT, "the per-crash deadline (TimeoutSec=) passed while forwarding");
+        } else if (c->state == CRASH_RECORDING)
                 crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline writing the journal entry, killed; "
                                        "the core and its record are kept");
         else
@@ -139,6 +147,10 @@ static int crash_collect_finish(Crash *c) {
         c->leader_dir = safe_close(c->leader_dir);
         c->files_root = safe_close(c->files_root);
         c->collected = true;
+        if (r < 0) { /* not this process's container either */
+                forward_target_free(c->forward);
+                c->forward = NULL;
+        }
         if (r < 0)
                 log_warning_errno(r, "Crash of PID %d: the process changed while its /proc was read, recording only "
                                   "what the kernel guaranteed: %m", (int) c->info.pid);
@@ -179,6 +191,11 @@ static int crash_collect_start(Crash *c) {
          * host's at the same paths (only the very files it mapped pass the collector's check) */
         if (c->leader_dir >= 0 && !c->manager->config.enter_namespace)
                 c->files_root = openat(host, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        /* as systemd: only where the kernel's pidfd says which process this is */
+        if (c->pidfd >= 0 && c->manager->forward_exec[0] &&
+            (r = forward_target_find(c->proc_dir, host, c->info.ruid, c->info.rgid, &c->forward)) < 0)
+                log_debug_errno(r, "Crash of PID %d: its container cannot be checked for a collector: %m",
+                                (int) c->info.pid);
         r = collector_start(c, c->incomplete, sizeof c->incomplete);
         if (r < 0)
                 log_error_errno(r, "Crash of PID %d: no collector: %m", (int) c->info.pid);
@@ -485,8 +502,11 @@ static int crash_start_streaming(Crash *c) {
         r = worker_start_job(w, c, c->conn_fd, c->out_fd, record_fd);
         if (r < 0)
                 return r;
-        /* The worker holds the only copy now: when it closes it, or dies, the task goes free. */
-        c->conn_fd = safe_close(c->conn_fd);
+        /* The worker holds the only copy now: when it closes it, or dies, the task goes free. But
+         * a crash going into its container keeps the task until the container's collector took
+         * it (which may check the process, as systemd's does); ForwardTimeoutSec= bounds that. */
+        if (!c->forward || !c->storing)
+                c->conn_fd = safe_close(c->conn_fd);
         c->state = CRASH_STREAMING;
         return 0;
 }
@@ -608,6 +628,10 @@ static int pipe_identity(Crash *c, const MsgHandover *h) {
 }
 
 void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h) {
+        crash_accept_forwarded(m, pipe_fd, pidfd, h, NULL);
+}
+
+void crash_accept_forwarded(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h, Record *forwarded) {
         Crash *c = calloc(1, sizeof *c);
         int r;
 
@@ -635,11 +659,17 @@ void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h)
                 .rlimit_core = h->rlimit, /* %c: the kernel's own word, unlimited as 2^64-1 */
                 .rlimit_known = true,
         };
+        if (forwarded) {
+                c->forwarded = true;
+                c->forwarded_fields = *forwarded;
+                *forwarded = (Record) {};
+        }
         LIST_PREPEND(crashes, m->crashes, c);
         m->n_crashes++;
         r = pipe_identity(c, h);
         if (r < 0) {
-                log_warning_errno(r, "Refused a handover for PID %d: its pidfd names another process (%m)", (int) h->pid);
+                log_warning_errno(r, "Refused a %s for PID %d: its pidfd names another process (%m)",
+                          c->forwarded ? "forwarded crash" : "handover", (int) h->pid);
                 crash_free(c);
                 return;
         }
@@ -812,12 +842,67 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
         if (c->storing && !facts.filename[0] && ftruncate(c->out_fd, 0) < 0)
                 log_debug_errno(negative_errno(), "Crash of PID %d: could not free the lost core's space: %m",
                                 (int) c->info.pid);
-        crash_keep_record(c, &facts, NULL);
+        if (c->forward && facts.filename[0] && crash_forward(c, &facts) >= 0)
+                return; /* crash_forwarded() goes on */
+        crash_commit(c, &facts);
+}
 
+/* The record beside the core, then the worker's journal entry. */
+static void crash_commit(Crash *c, const CoreFacts *facts) {
+        int r;
+
+        crash_keep_record(c, facts, NULL);
         c->state = CRASH_RECORDING;
-        r = worker_commit(c->worker, &facts);
+        r = worker_commit(c->worker, facts);
         if (r < 0)
                 crash_worker_recorded(c, r);
+}
+
+/* Starts handing the stored core to the container's collector; <0 if it could not start (the
+ * record says why). */
+static int crash_forward(Crash *c, CoreFacts *facts) {
+        const char *name = strrchr(facts->filename, '/') ? strrchr(facts->filename, '/') + 1 : facts->filename;
+        int r;
+
+        c->forward_facts = *facts;
+        c->forward_signal = facts->has_signal ? facts->signal : 0;
+        _cleanup_close_ int core = -EBADF;
+
+        snprintf(c->forward_core, sizeof c->forward_core, "%s", name);
+        /* the file just linked, for reading (the output descriptor is write-only) */
+        core = openat(c->manager->storage_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        r = core < 0 ? negative_errno() : forward_start(c, core, name);
+        if (r < 0) {
+                log_warning_errno(r, "Crash of PID %d (%s): could not be forwarded to the collector of %s: %m",
+                                  (int) c->info.pid, crash_comm(c), c->forward->unit);
+                snprintf(c->forward_facts.forward_error, sizeof c->forward_facts.forward_error, "not started: %s",
+                         strerror(-r));
+                *facts = c->forward_facts;
+                c->conn_fd = safe_close(c->conn_fd);
+                return r;
+        }
+        c->state = CRASH_FORWARDING;
+        return 0;
+}
+
+void crash_forwarded(Crash *c, int error, const char *why) {
+        Manager *m = c->manager;
+        CoreFacts facts = c->forward_facts;
+
+        c->conn_fd = safe_close(c->conn_fd); /* the task goes free */
+        if (error < 0) {
+                log_warning("Crash of PID %d (%s): not forwarded to the collector of %s: %s; kept on the host",
+                            (int) c->info.pid, crash_comm(c), c->forward->unit, why);
+                snprintf(facts.forward_error, sizeof facts.forward_error, "%s", why);
+        } else {
+                snprintf(facts.forwarded_to, sizeof facts.forwarded_to, "%s", c->forward->unit);
+                if (!m->config.keep_forwarded && unlinkat(m->storage_fd, c->forward_core, 0) >= 0)
+                        facts.filename[0] = 0;
+                log_info("Crash of PID %d (%s): forwarded to the collector of %s (PID %d there)%s",
+                         (int) c->info.pid, crash_comm(c), c->forward->unit, (int) c->forward->pid,
+                         facts.filename[0] ? "" : "; the host keeps its record, not the core (KeepForwarded=no)");
+        }
+        crash_commit(c, &facts);
 }
 
 void crash_worker_recorded(Crash *c, int error) {

@@ -8,6 +8,7 @@
 #include <systemd/sd-event.h>
 
 #include "coredump-name.h"
+#include "forward.h"
 #include "kernel-abi.h"
 #include "list.h"
 #include "meta.h"
@@ -26,6 +27,7 @@ typedef enum CrashState {
         CRASH_MARK,        /* ack sent, waiting for the kernel's mark */
         CRASH_WAIT_WORKER, /* ready to stream, no idle worker yet */
         CRASH_STREAMING,   /* a worker has the connection */
+        CRASH_FORWARDING,  /* core stored; coredump-forward hands it to its container (the task held) */
         CRASH_RECORDING,   /* core stored; the worker writes the journal entry */
 } CrashState;
 
@@ -66,6 +68,11 @@ typedef struct Crash {
         int leader_dir;          /* its container leader's, while collecting (or -EBADF) */
         int files_root;          /* what its mapped files are opened beneath, if not its own root (EnterNamespace=) */
         Collector *collector;
+        ForwardTarget *forward;  /* its container's collector asked for it (forward.h), or NULL */
+        Forwarder *forwarder;    /* coredump-forward sending it there, while CRASH_FORWARDING */
+        int forward_signal;      /* the core's signal, where the record has none */
+        CoreFacts forward_facts; /* what the journal entry gets once the forwarding is over */
+        char forward_core[COREDUMP_NAME_MAX]; /* the stored core's name, while forwarding */
         CrashState state_before; /* the state to go back to after CRASH_COLLECTING */
         CrashAfterCollect after_collect;
         char incomplete[MODULE_PATH_MAX + 256]; /* why the collector's fields are missing, or "" */
@@ -74,6 +81,8 @@ typedef struct Crash {
         char why_buf[PATH_MAX + 256]; /* no_core_why when it is made up */
         bool core_counted;       /* counts in Manager.n_cores */
         bool counted_only;       /* suppressed: counted for a summary, nothing else to do */
+        bool forwarded;          /* the host's collector forwarded it here (receive.c) */
+        Record forwarded_fields; /* what it sent: kept where this machine's /proc says nothing */
 #ifdef MANAGER_TEST_FAULTS
         bool fault_fired;        /* test builds: the injected fault happened to this crash */
 #endif
@@ -92,6 +101,9 @@ void crash_accept(Manager *m, int conn);
 /* Pipe mode: takes the pipe and the pidfd (or -EBADF) coredump-pipe handed over, with the
  * kernel's arguments (ownership of the fds passes). */
 void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h);
+/* A crash forwarded by the host's collector (receive.c): like a handover, the core on core_fd
+ * (read to its end), the fields it sent in *forwarded (taken). */
+void crash_accept_forwarded(Manager *m, int core_fd, int pidfd, const MsgHandover *h, Record *forwarded);
 /* The collector is done (or was stopped at its deadline): the crash goes on. */
 void crash_collected(Crash *c);
 /* Gives crashes that wait for a worker to idle workers, oldest first. */
@@ -100,6 +112,9 @@ unsigned crash_count_waiting(Manager *m);
 /* The worker reported; res is untrusted and checked here. The core is linked, the record
  * written beside it, and the worker told to write the journal entry. */
 void crash_worker_result(Crash *c, const MsgResult *res);
+/* coredump-forward is done (error 0), failed or timed out (why says which): the task is released,
+ * the core kept or not (KeepForwarded=), the journal entry written. */
+void crash_forwarded(Crash *c, int error, const char *why);
 /* The worker wrote the journal entry (error 0) or could not. */
 void crash_worker_recorded(Crash *c, int error);
 /* The worker went away without finishing. */

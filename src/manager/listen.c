@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
+#include "forward-proto.h"
 #include "listen.h"
 #include "log.h"
 #include "macro.h"
@@ -15,23 +16,26 @@
 #define SOCKET_DIR_MODE 0700
 #define SOCKET_MODE 0600
 
-int listen_from_systemd(char *ret_path, size_t size, int *ret_handover) {
+int listen_from_systemd(char *ret_path, size_t size, int *ret_handover, int *ret_receive) {
         struct sockaddr_un sa = {};
         socklen_t l = sizeof sa;
         int n, fd = -EBADF;
 
-        *ret_handover = -EBADF;
+        *ret_handover = *ret_receive = -EBADF;
         n = sd_listen_fds(true);
         if (n < 0)
                 return log_error_errno(n, "Failed to read LISTEN_FDS: %m");
         if (n == 0)
                 return 0;
-        if (n > 2)
-                return log_error_errno(-EINVAL, "Expected at most two sockets from the service manager, got %d", n);
-        /* told apart by type: the kernel's stream socket, the pipe helper's seqpacket one */
+        if (n > 3)
+                return log_error_errno(-EINVAL, "Expected at most three sockets from the service manager, got %d", n);
+        /* told apart by type: the kernel's stream socket, the pipe helper's seqpacket one, and by
+         * path the seqpacket one for forwarded crashes */
         for (int i = SD_LISTEN_FDS_START; i < SD_LISTEN_FDS_START + n; i++) {
                 if (sd_is_socket_unix(i, SOCK_STREAM, 1, NULL, 0) > 0 && fd < 0)
                         fd = i;
+                else if (sd_is_socket_unix(i, SOCK_SEQPACKET, 1, FORWARD_SOCKET_PATH, 0) > 0 && *ret_receive < 0)
+                        *ret_receive = i;
                 else if (sd_is_socket_unix(i, SOCK_SEQPACKET, 1, NULL, 0) > 0 && *ret_handover < 0)
                         *ret_handover = i;
                 else

@@ -13,7 +13,9 @@
 #include "crash.h"
 #include "fd-util.h"
 #include "control.h"
+#include "forward.h"
 #include "handover.h"
+#include "receive.h"
 #include "manager.h"
 #include "proto.h"
 #include "store.h"
@@ -26,6 +28,7 @@
 #define REFUSE_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
 #define REFUSE_LOG_BURST 5
 #define WORKER_BINARY "coredump-worker"
+#define FORWARD_BINARY "coredump-forward"
 /* The store is also vacuumed this often without crashes (MaxAgeSec=, files others added). */
 #define VACUUM_PERIOD_USEC (10 * 60 * USEC_PER_SEC)
 
@@ -51,11 +54,33 @@ static int find_worker(Manager *m) {
         /* above the descriptors a spawn puts in place (stdio, WORKER_CONTROL_FD), which would
          * replace it in the child before its exec */
         safe_close(m->worker_fd);
+        safe_close(m->forward_fd);
         m->worker_fd = fcntl(fd, F_DUPFD_CLOEXEC, WORKER_CONTROL_FD + 1);
         if (m->worker_fd < 0)
                 return log_error_errno(negative_errno(), "Cannot keep the worker %s open: %m", m->worker_path);
         snprintf(m->worker_exec, sizeof m->worker_exec, "/proc/self/fd/%d", m->worker_fd);
         return 0;
+}
+
+/* coredump-forward beside the worker, pinned the same way; without it crashes are not forwarded
+ * into containers (and the log says so once, at start). */
+static void find_forwarder(Manager *m) {
+        char path[PATH_MAX];
+        _cleanup_close_ int fd = -EBADF;
+
+        if (snprintf(path, sizeof path, "%s", m->worker_path) >= (int) sizeof path || !strrchr(path, '/'))
+                return;
+        snprintf(strrchr(path, '/') + 1, sizeof path - (size_t) (strrchr(path, '/') + 1 - path), "%s", FORWARD_BINARY);
+        fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0 || access(path, X_OK) < 0) {
+                log_warning_errno(fd < 0 ? fd : negative_errno(),
+                                  "%s is missing (%m): crashes will not be forwarded into containers", path);
+                return;
+        }
+        safe_close(m->forward_fd);
+        m->forward_fd = fcntl(fd, F_DUPFD_CLOEXEC, FORWARD_FD_FIRST + FORWARD_FDS); /* above what a spawn places */
+        if (m->forward_fd >= 0)
+                snprintf(m->forward_exec, sizeof m->forward_exec, "/proc/self/fd/%d", m->forward_fd);
 }
 
 static int apply_config(Manager *m) {
@@ -82,6 +107,7 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
                 .listen_fd = -EBADF,
                 .storage_fd = -EBADF,
                 .worker_fd = -EBADF,
+                .forward_fd = -EBADF,
                 .refuse_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
                 .record_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
                 .user_cap_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
@@ -100,6 +126,8 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
         if (gethostname(m->hostname, sizeof m->hostname - 1) < 0)
                 snprintf(m->hostname, sizeof m->hostname, "localhost");
         r = find_worker(m);
+        if (r >= 0)
+                find_forwarder(m);
         if (r < 0)
                 return r;
         r = pool_resolve_user(m);
@@ -130,7 +158,7 @@ void manager_update_accepting(Manager *m) {
         bool want = !m->stopping && m->n_crashes < m->config.max_parallel + CRASHES_REFUSING_MAX;
 
         /* handovers already accepted are crashes too: they are read before the daemon exits */
-        if (m->stopping && m->n_crashes == 0 && m->handover_server.n_conns == 0)
+        if (m->stopping && m->n_crashes == 0 && m->handover_server.n_conns == 0 && m->receive_server.n_conns == 0)
                 (void) sd_event_exit(m->event, 0);
 
         if (!m->listen_source || want == m->accepting)
@@ -140,9 +168,9 @@ void manager_update_accepting(Manager *m) {
         m->accepting = want;
 }
 
-int manager_setup_listen(Manager *m, const char *socket_path) {
-        int handover = -EBADF;
-        int fd = listen_from_systemd(m->socket_path, sizeof m->socket_path, &handover);
+int manager_setup_listen(Manager *m, const char *socket_path, const char *receive_path) {
+        int handover = -EBADF, receive = -EBADF;
+        int fd = listen_from_systemd(m->socket_path, sizeof m->socket_path, &handover, &receive);
         int r;
 
         if (fd < 0)
@@ -163,6 +191,12 @@ int manager_setup_listen(Manager *m, const char *socket_path) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the listening socket: %m");
         m->accepting = true;
+        /* forwarded crashes: passed as /run/systemd/coredump, or --receive= */
+        r = receive_setup(m, receive, receive_path);
+        if (r < 0) {
+                safe_close(handover);
+                return r;
+        }
         /* pipe mode's handover socket, beside it (harmless in socket mode) */
         return handover_setup(m, handover);
 }
@@ -229,6 +263,7 @@ static void manager_begin_stop(Manager *m) {
         manager_unregister(m);
         /* new handovers stay queued in the socket for the next coredumpd */
         handover_stop_accepting(m);
+        receive_stop_accepting(m);
         pool_retire_idle(m);
         (void) sd_event_add_time_relative(m->event, &m->stop_timer, CLOCK_MONOTONIC, STOP_DRAIN_TIMEOUT_USEC, 0,
                                           on_stop_timeout, m);
@@ -289,6 +324,7 @@ Manager *manager_free(Manager *m) {
         m->listen_source = sd_event_source_disable_unref(m->listen_source);
         control_free(m);
         handover_free(m);
+        receive_free(m);
         manager_unregister(m);
         while (m->crashes)
                 crash_drop(m->crashes, LOG_ERR, "the daemon stopped before it was done; core lost, task released");

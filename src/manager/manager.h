@@ -45,6 +45,9 @@ typedef struct Manager {
         char handover_path[108];
         bool handover_bound_here;
         RequestServer handover_server;
+        sd_event_source *receive_source; /* forwarded crashes (receive.c); owns its fd */
+        char receive_path[108];          /* bound here (--receive=), else "" */
+        RequestServer receive_server;
         char saved_pattern[CORE_PATTERN_MAX + 2];
         char our_pattern[CORE_PATTERN_MAX + 2];
 
@@ -62,6 +65,8 @@ typedef struct Manager {
         char worker_path[PATH_MAX];   /* for messages */
         int worker_fd;                /* O_PATH: the worker binary found at start-up */
         char worker_exec[WORKER_EXEC_PATH_MAX]; /* /proc/self/fd/N of worker_fd: what is spawned */
+        int forward_fd;               /* O_PATH: coredump-forward, found beside the worker (or -EBADF) */
+        char forward_exec[WORKER_EXEC_PATH_MAX]; /* /proc/self/fd/N of forward_fd, "" without one */
         uid_t worker_uid;
         gid_t worker_gid;
         Worker *workers;
@@ -94,7 +99,7 @@ typedef struct Manager {
 int manager_new(Manager **ret, const char *config_file, const char *dropin_dir);
 Manager *manager_free(Manager *m);
 /* Listening socket: systemd's, or bound at socket_path. */
-int manager_setup_listen(Manager *m, const char *socket_path);
+int manager_setup_listen(Manager *m, const char *socket_path, const char *receive_path);
 int manager_register_pattern(Manager *m);
 int manager_run(Manager *m);
 /* Re-reads the configuration; keeps the old one if the new one is invalid. */

@@ -20,6 +20,8 @@ void request_conn_free(RequestConn *c) {
 
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
+        if (c->state_free)
+                c->state_free(c->state);
         safe_close(c->fd);
         LIST_REMOVE(conns, s->conns, c);
         s->n_conns--;

@@ -32,6 +32,8 @@ struct RequestConn {
         uid_t uid; /* the peer's, from SO_PEERCRED at accept */
         sd_event_source *io, *timer;
         RequestHandler handle;
+        void *state;                  /* a handler's own, for a request of several messages */
+        void (*state_free)(void *state);
         LIST_FIELDS(RequestConn, conns);
 };
 

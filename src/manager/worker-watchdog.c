@@ -54,6 +54,10 @@ static int sample(const Worker *w, uint64_t *ret_cpu, uint64_t *ret_runs) {
 }
 
 static bool watched(const Worker *w) {
+        /* a worker whose crash is being forwarded waits for its commit: the forwarding's deadline
+         * (ForwardTimeoutSec=) bounds that */
+        if (w->crash && w->crash->state == CRASH_FORWARDING)
+                return false;
         return w->state == WORKER_BUSY || w->state == WORKER_COMMITTING || w->state == WORKER_FINISHED;
 }
 

@@ -78,6 +78,30 @@ void cgroup_parse(const char *path, CgroupInfo *ret) {
         }
 }
 
+int cgroup_unit_path(const char *path, char *buf, size_t size) {
+        const char *p = path;
+
+        for (;;) {
+                size_t len;
+
+                p += strspn(p, "/");
+                len = strcspn(p, "/");
+                if (len == 0)
+                        return -ENXIO;
+                if (has_suffix(p, len, ".slice")) {
+                        p += len;
+                        continue;
+                }
+                if (!is_unit(p, len))
+                        return -ENXIO;
+                if ((size_t) (p + len - path) >= size)
+                        return -ENOBUFS;
+                memcpy(buf, path, (size_t) (p + len - path));
+                buf[p + len - path] = 0;
+                return 0;
+        }
+}
+
 int cgroup_unified_path(const char *proc_cgroup, char *buf, size_t size) {
         const char *l = proc_cgroup;
 

@@ -22,5 +22,10 @@ typedef struct CgroupInfo {
 
 /* Pure. Fields that do not apply stay empty. */
 void cgroup_parse(const char *path, CgroupInfo *ret);
+/* The prefix of path up to and including its first unit below the leading slices (systemd's
+ * unit path: "/machine.slice/systemd-nspawn@ct.service/payload" gives
+ * "/machine.slice/systemd-nspawn@ct.service"); -ENXIO if the first name past the slices is not a
+ * unit's, -ENOBUFS if buf is too small. */
+int cgroup_unit_path(const char *path, char *buf, size_t size);
 /* The unified ("0::") path from /proc/<pid>/cgroup contents, copied into buf. */
 int cgroup_unified_path(const char *proc_cgroup, char *buf, size_t size);

@@ -45,6 +45,7 @@ void config_init_defaults(Config *c) {
                 .spare_workers = DEFAULT_SPARE_WORKERS,
                 .max_parallel = DEFAULT_MAX_PARALLEL,
                 .timeout_usec = DEFAULT_CRASH_TIMEOUT_USEC,
+                .forward_timeout_usec = FORWARD_TIMEOUT_DEFAULT_USEC,
                 .max_parallel_per_user = PARALLEL_PER_USER_DEFAULT,
                 .worker_stall_usec = DEFAULT_WORKER_STALL_USEC,
                 .rate_limit_interval_usec = DEFAULT_RATE_LIMIT_INTERVAL_USEC,
@@ -206,6 +207,18 @@ static int parse_timeout(Config *c, const char *v) {
         return parse_sec_range(v, CRASH_TIMEOUT_MIN_USEC, CRASH_TIMEOUT_MAX_USEC, &c->timeout_usec);
 }
 
+static int parse_keep_forwarded(Config *c, const char *v) {
+        int b = parse_boolean(v);
+        if (b < 0)
+                return b;
+        c->keep_forwarded = b;
+        return 0;
+}
+
+static int parse_forward_timeout(Config *c, const char *v) {
+        return parse_sec_range(v, FORWARD_TIMEOUT_MIN_USEC, FORWARD_TIMEOUT_MAX_USEC, &c->forward_timeout_usec);
+}
+
 static int parse_worker_stall(Config *c, const char *v) {
         if (strcmp(v, "infinity") == 0) {
                 c->worker_stall_usec = WORKER_STALL_INFINITY;
@@ -262,6 +275,8 @@ static const struct {
         { "MaxParallelPerUser", parse_max_parallel_per_user, { FIELD(max_parallel_per_user) } },
         { "WorkerStallTimeoutSec", parse_worker_stall, { FIELD(worker_stall_usec) } },
         { "TimeoutSec", parse_timeout, { FIELD(timeout_usec) } },
+        { "KeepForwarded", parse_keep_forwarded, { FIELD(keep_forwarded) } },
+        { "ForwardTimeoutSec", parse_forward_timeout, { FIELD(forward_timeout_usec) } },
         { "MaxAgeSec", parse_max_age, { FIELD(max_age_usec) } },
         { "RateLimitIntervalSec", parse_rate_limit_interval, { FIELD(rate_limit_interval_usec) } },
         { "RateLimitBurst", parse_rate_limit_burst, { FIELD(rate_limit_burst) } },

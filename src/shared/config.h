@@ -52,6 +52,10 @@ typedef enum CaptureMode {
 #define PARALLEL_PER_USER_INFINITY UINT_MAX
 /* The default rule: a quarter of MaxParallel= (rounded down, at least one) per user. */
 #define PARALLEL_PER_USER_SHARE 4U
+/* ForwardTimeoutSec=: bounds and default (systemd-coredump@.service's RuntimeMaxSec=). */
+#define FORWARD_TIMEOUT_MIN_USEC (1 * USEC_PER_SEC)
+#define FORWARD_TIMEOUT_MAX_USEC (3600 * USEC_PER_SEC)
+#define FORWARD_TIMEOUT_DEFAULT_USEC (5 * 60 * USEC_PER_SEC)
 /* WorkerStallTimeoutSec=: bounds, and "infinity" (no watchdog). */
 #define WORKER_STALL_MIN_USEC (1 * USEC_PER_SEC)
 #define WORKER_STALL_MAX_USEC (3600 * USEC_PER_SEC)
@@ -75,6 +79,8 @@ typedef struct Config {
         unsigned spare_workers;
         unsigned max_parallel;
         uint64_t timeout_usec; /* per crash, from accept to release of the task */
+        bool keep_forwarded;   /* a crash forwarded into its container keeps its core on the host too */
+        uint64_t forward_timeout_usec; /* the container's collector has this long to take a crash */
         /* crashes of one uid (but root) handled at once; PARALLEL_PER_USER_DEFAULT or _INFINITY */
         unsigned max_parallel_per_user;
         /* a busy worker that does not run for this long is killed (WORKER_STALL_INFINITY: never) */

@@ -98,6 +98,10 @@ int record_finalize(Record *r, const CoreFacts *f) {
                 ret = ret ?: record_add_str(r, "COREDUMP_PROCESSING_ERROR", f->processing_error);
         if (f->truncated)
                 ret = ret ?: record_add_str(r, "COREDUMP_TRUNCATED", "1");
+        if (f->forwarded_to[0])
+                ret = ret ?: record_add_str(r, "COREDUMP_FORWARDED_TO", f->forwarded_to);
+        if (f->forward_error[0])
+                ret = ret ?: record_add_str(r, "COREDUMP_FORWARD_ERROR", f->forward_error);
 
         ret = ret ?: record_add_str(r, "SYSLOG_IDENTIFIER", "coredump-socket");
         ret = ret ?: record_add_str(r, "MESSAGE_ID", SD_MESSAGE_COREDUMP_STR);

@@ -21,6 +21,8 @@
 
 /* What the core told (checked by the manager) and what the manager did with it. Fixed size:
  * travels in the COMMIT message. */
+#define FORWARDED_TO_MAX 256 /* a unit name (UNIT_NAME_MAX) */
+
 typedef struct CoreFacts {
         uint32_t has_signal, has_code, has_tid, truncated;
         int32_t signal;
@@ -31,6 +33,8 @@ typedef struct CoreFacts {
         char thread_name[THREAD_NAME_MAX];   /* from /proc at crash time */
         char filename[PATH_MAX];             /* "" if not stored */
         char processing_error[PROCESSING_ERROR_MAX]; /* why not, when it went wrong after the job */
+        char forwarded_to[FORWARDED_TO_MAX];         /* the unit whose container's collector took it */
+        char forward_error[PROCESSING_ERROR_MAX];    /* why it could not go there */
 } CoreFacts;
 
 /* Appends the final fields (signal and its name, code, TID, thread name, file name, why there

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredump-forward: hands one crash to the collector of the container it happened in, in
+ * systemd-coredump's protocol (forward-proto.h), so the container's own coredumpctl lists it.
+ *
+ *   coredump-forward CORE-NAME [--userns] [--pidfd]
+ *
+ * Started by coredumpd for one crash, with the descriptors it needs and nothing else:
+ *   3  the core as the host stored it (CORE-NAME's suffix says how it is compressed)
+ *   4  the fields to send (a sealed record, already in the container's terms)
+ *   5  the container's root directory (O_PATH), beneath which its collector's socket is found
+ *   6  with --userns: the container's user namespace, entered to connect as its root
+ *   7  with --pidfd: the crashed process's pidfd, passed on
+ * It never enters the container's mount namespace and runs none of its code: the socket is
+ * resolved beneath the container's root (no symbolic link leaves it, the end must be a socket)
+ * and connected to through that descriptor. A child decompresses the core into a pipe whose read
+ * end the collector gets. Exit 0 once everything was sent and the whole core read by the other
+ * side; coredumpd's deadline kills it (and the child) if the container does not answer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ctl-decompress.h"
+#include "fd-util.h"
+#include "forward-proto.h"
+#include "log.h"
+#include "macro.h"
+#include "record.h"
+
+#define CORE_FD 3
+#define FIELDS_FD 4
+#define ROOT_FD 5
+#define USERNS_FD 6
+#define PIDFD_FD 7
+
+/* The exit status for the first failure (FORWARD_EXIT_*), as coredumpd reads it. */
+static int exit_status = FORWARD_EXIT_FAILED;
+
+static int fail(int status, int r) {
+        exit_status = status;
+        return r;
+}
+
+/* The collector's socket beneath the container's root: symbolic links resolve inside it, the
+ * result must be a socket. */
+static int open_collector_socket(void) {
+        struct open_how how = {
+                .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        struct stat st;
+        int fd = (int) syscall(SYS_openat2, ROOT_FD, FORWARD_SOCKET_PATH + 1, &how, sizeof how);
+
+        if (fd < 0)
+                return fail(FORWARD_EXIT_NO_SOCKET,
+                            log_error_errno(negative_errno(), "The container has no %s: %m", FORWARD_SOCKET_PATH));
+        if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+                safe_close(fd);
+                return fail(FORWARD_EXIT_NO_SOCKET,
+                            log_error_errno(-ENOTSOCK, "The container's %s is not a socket", FORWARD_SOCKET_PATH));
+        }
+        return fd;
+}
+
+/* Its root from here on, so that the collector sees root connect (what systemd's sender is). */
+static int become_container_root(void) {
+        if (setns(USERNS_FD, CLONE_NEWUSER) < 0)
+                return fail(FORWARD_EXIT_USERNS,
+                            log_error_errno(negative_errno(), "Cannot enter the container's user namespace: %m"));
+        (void) setgroups(0, NULL); /* refused where the container denies setgroups: its groups are gone anyway */
+        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+                return fail(FORWARD_EXIT_USERNS, log_error_errno(negative_errno(),
+                                                                 "Cannot become root in the container's user namespace: %m"));
+        return 0;
+}
+
+static int connect_to(int sockfd_path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+        if (s < 0)
+                return negative_errno();
+        snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d", sockfd_path);
+        if (connect(s, (struct sockaddr *) &sa, sizeof sa) < 0) {
+                int r = negative_errno();
+                safe_close(s);
+                return fail(FORWARD_EXIT_CONNECT,
+                            log_error_errno(r, "Cannot connect to the container's %s: %m", FORWARD_SOCKET_PATH));
+        }
+        return s;
+}
+
+static int send_fields(int s, const uint8_t *rec, size_t len) {
+        size_t pos = 0;
+        RecordField f;
+        int r;
+
+        while ((r = record_next(rec, len, &pos, &f)) > 0) {
+                r = forward_send_field(s, f.name, f.name_len, f.value, f.value_len);
+                if (r < 0)
+                        return fail(FORWARD_EXIT_SEND, log_error_errno(r, "Cannot send %.*s: %m", (int) f.name_len, f.name));
+        }
+        return r < 0 ? log_error_errno(r, "The fields to send are malformed") : 0;
+}
+
+static int read_fields(uint8_t **ret, size_t *ret_len) {
+        struct stat st;
+        uint8_t *buf;
+        ssize_t n;
+
+        if (fstat(FIELDS_FD, &st) < 0 || st.st_size <= 0 || (uint64_t) st.st_size > RECORD_MAX)
+                return -EBADMSG;
+        buf = malloc((size_t) st.st_size);
+        if (!buf)
+                return -ENOMEM;
+        n = pread(FIELDS_FD, buf, (size_t) st.st_size, 0);
+        if (n != st.st_size) {
+                free(buf);
+                return -EIO;
+        }
+        *ret = buf;
+        *ret_len = (size_t) n;
+        return 0;
+}
+
+/* The child that writes the core uncompressed into the pipe; the pipe's read end to send. */
+static int start_decompressor(const char *name, pid_t *ret_pid) {
+        int p[2];
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid = fork();
+        if (pid < 0) {
+                safe_close(p[0]);
+                safe_close(p[1]);
+                return negative_errno();
+        }
+        if (pid == 0) {
+                int r;
+
+                int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, CORE_FD, p[1] };
+
+                /* nothing else: a copy of the connection here would keep its end from the collector */
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                if (close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
+                        _exit(1);
+                r = decompress_core(name, CORE_FD, p[1], false);
+                if (r < 0 && r != -EPIPE)
+                        log_error_errno(r, "Cannot read the stored core: %m");
+                _exit(r < 0 ? 1 : 0);
+        }
+        safe_close(p[1]);
+        safe_close(CORE_FD);
+        *ret_pid = pid;
+        return p[0];
+}
+
+static int run(const char *name, bool userns, bool pidfd) {
+        _cleanup_free_ uint8_t *fields = NULL;
+        _cleanup_close_ int sockpath = -EBADF, s = -EBADF, core = -EBADF;
+        size_t len = 0;
+        pid_t child = 0;
+        siginfo_t si = {};
+        int r;
+
+        r = read_fields(&fields, &len);
+        if (r < 0)
+                return log_error_errno(r, "No fields to send: %m");
+        sockpath = open_collector_socket();
+        if (sockpath < 0)
+                return sockpath;
+        if (userns && (r = become_container_root()) < 0)
+                return r;
+        s = connect_to(sockpath);
+        if (s < 0)
+                return s;
+        core = start_decompressor(name, &child);
+        if (core < 0)
+                return log_error_errno(core, "Cannot start reading the stored core: %m");
+        r = send_fields(s, fields, len);
+        if (r >= 0 && (r = forward_send_fd(s, core)) < 0)
+                fail(FORWARD_EXIT_SEND, log_error_errno(r, "Cannot pass the core: %m"));
+        if (r >= 0 && pidfd && (r = forward_send_fd(s, PIDFD_FD)) < 0)
+                fail(FORWARD_EXIT_SEND, log_error_errno(r, "Cannot pass the pidfd: %m"));
+        core = safe_close(core);
+        s = safe_close(s); /* the end of the message */
+        if (r < 0) {
+                (void) kill(child, SIGKILL);
+                (void) waitid(P_PID, (id_t) child, &si, WEXITED);
+                return r;
+        }
+        /* done when the collector has read the whole core (or gave up: the pipe broke) */
+        if (waitid(P_PID, (id_t) child, &si, WEXITED) < 0)
+                return negative_errno();
+        if (si.si_code != CLD_EXITED || si.si_status != 0)
+                return fail(FORWARD_EXIT_CORE, log_error_errno(-EPIPE, "The container's collector did not read the whole core"));
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        bool userns = false, pidfd = false;
+
+        log_setup("coredump-forward");
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                return 1;
+        (void) signal(SIGPIPE, SIG_IGN);
+        if (argc < 2 || strchr(argv[1], '/')) {
+                fprintf(stderr, "usage: coredump-forward CORE-NAME [--userns] [--pidfd] (started by coredumpd)\n");
+                return 2;
+        }
+        for (int i = 2; i < argc; i++) {
+                if (strcmp(argv[i], "--userns") == 0)
+                        userns = true;
+                else if (strcmp(argv[i], "--pidfd") == 0)
+                        pidfd = true;
+                else {
+                        fprintf(stderr, "coredump-forward: unknown argument %s\n", argv[i]);
+                        return 2;
+                }
+        }
+        return run(argv[1], userns, pidfd) < 0 ? exit_status : FORWARD_EXIT_OK;
+}

@@ -1,0 +1,442 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Forwarding into a container (systemd's CoredumpReceive=), between two real coredumpd: the
+host's (with a real journald) and one inside a container made here (mount, PID and, for one
+case, user namespaces, its own /run and /proc) that takes forwarded crashes on its
+/run/systemd/coredump. The container's unit is a cgroup of the unified hierarchy with the
+xattrs PID 1 sets for Delegate=yes and CoredumpReceive=yes. The container's store is read back:
+the core decompressed and read as an ELF core, the record in the container's terms. Also: the
+host keeps its copy or not (KeepForwarded=), a container that did not ask, one whose collector
+is gone, one whose collector never reads (ForwardTimeoutSec=), and hostile clients on the
+receiving socket."""
+import array
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+
+from cdtest import (COREDUMPD, CRASHER, Env, Journal, check, decompress, elf_core_info, parse_export, read_exports,
+                    read_file, run_cases, skip, wait_until, _restore)
+
+
+
+USERNS_BASE, USERNS_SIZE = 100000, 65536
+CLONE_NEWUSER = 0x10000000
+
+
+class UsernsProcess:
+    """argv as root of a new user namespace mapping 0..65535 to 100000.. (what unshare
+    --map-users does with newuidmap; root writes the maps itself here, /etc/subuid untouched)."""
+
+    def __init__(self, argv, env, preexec):
+        libc = ctypes.CDLL(None, use_errno=True)
+        go_r, go_w = os.pipe()
+        ready_r, ready_w = os.pipe()
+        self.returncode = None
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                os.close(go_w)
+                os.close(ready_r)
+                preexec()
+                if libc.unshare(CLONE_NEWUSER) != 0:
+                    os._exit(120)
+                os.write(ready_w, b"1")
+                os.read(go_r, 1)
+                os.setresgid(0, 0, 0)
+                os.setresuid(0, 0, 0)
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(devnull, fd)
+                os.execvpe(argv[0], argv, env)
+            finally:
+                os._exit(121)
+        os.close(go_r)
+        os.close(ready_w)
+        os.read(ready_r, 1)
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{self.pid}/{name}", "w") as f:
+                f.write(f"0 {USERNS_BASE} {USERNS_SIZE}\n")
+        os.write(go_w, b"1")
+        os.close(go_w)
+        os.close(ready_r)
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout=None):
+        deadline = time.monotonic() + (timeout or 3600)
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("userns", timeout)
+            time.sleep(0.05)
+        return self.returncode
+
+    def kill(self):
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+
+def cgroup2():
+    for where in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        if os.path.exists(os.path.join(where, "cgroup.procs")) and os.path.exists(os.path.join(where, "cgroup.controllers")):
+            return where
+    skip("no cgroup2 (unified) hierarchy mounted")
+
+
+class Unit:
+    """A unit's cgroup as PID 1 would make it for a container (…slice/NAME.service/payload), with
+    the xattrs of Delegate=yes and, if asked, CoredumpReceive=yes."""
+
+    def __init__(self, receive=True):
+        tag = uuid.uuid4().hex[:8]
+        self.slice = os.path.join(cgroup2(), f"cds-test-{tag}.slice")
+        self.name = f"cds-ct-{tag}.service"
+        self.path = os.path.join(self.slice, self.name)
+        self.payload = os.path.join(self.path, "payload")
+        os.makedirs(self.payload)
+        _restore.append((self.remove, self.slice))
+        os.setxattr(self.path, "trusted.delegate", b"1")
+        os.setxattr(self.path, "user.delegate", b"1")
+        if receive:
+            os.setxattr(self.path, "user.coredump_receive", b"1")
+
+    def remove(self):
+        for d in (self.payload, self.path, self.slice):
+            for _ in range(50):
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+
+class Container:
+    """unshare --mount --pid --cgroup --fork --mount-proc: a shell as its PID 1 in the unit's payload
+    cgroup, a tmpfs over /run, and, with collector, our coredumpd taking forwarded crashes on
+    /run/systemd/coredump (no kernel socket registered: the pattern is the host's)."""
+
+    def __init__(self, env, unit, collector="coredumpd", userns=False):
+        self.env, self.unit = env, unit
+        self.dir = os.path.join(env.base, "ct-" + uuid.uuid4().hex[:6])
+        os.makedirs(self.dir)
+        os.chmod(self.dir, 0o755)
+        self.store = os.path.join(self.dir, "store")
+        self.conf = os.path.join(self.dir, "coredump.conf")
+        with open(self.conf, "w") as f:
+            f.write(f"[Coredump]\nDirectory={self.store}\nTimeoutSec=60\n")
+        self.ready = os.path.join(self.dir, "ready")
+        self.fifo = os.path.join(self.dir, "commands")
+        os.mkfifo(self.fifo)
+        self.log = os.path.join(self.dir, "collector.log")
+        if collector == "coredumpd":
+            start = (f"{COREDUMPD} --receive=/run/systemd/coredump --socket=/run/cds/kernel.sock --control= "
+                     f"--config={self.conf} --config-dir={self.dir}/none --no-register >{self.log} 2>&1 & "
+                     f"while [ ! -S /run/systemd/coredump ]; do sleep 0.05; done; ")
+        elif collector == "stalled":  # a socket nobody ever accepts on
+            start = (f"python3 -c 'import socket,time; s=socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); "
+                     f"s.bind(\"/run/systemd/coredump\"); s.listen(16); time.sleep(3600)' & "
+                     f"while [ ! -S /run/systemd/coredump ]; do sleep 0.05; done; ")
+        else:
+            start = ""
+        # PID 1 of the container runs what the test writes to the FIFO, so that crashes are its
+        # descendants (as in a real container); "stop" ends it
+        script = (f"mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/systemd && mkdir -m 0700 /run/cds && {start}"
+                  f"echo $$ > {self.ready}; while read -r cmd < {self.fifo}; do [ \"$cmd\" = stop ] && break; "
+                  f"sh -c \"$cmd\"; done; kill %1 2>/dev/null; wait")
+        cmd = ["unshare", "--mount", "--pid", "--cgroup", "--fork", "--mount-proc", "--propagation", "private",
+               "sh", "-c", script]
+        env_vars = {k: v for k, v in os.environ.items() if not k.startswith("LISTEN_")}
+        if userns:
+            os.chown(self.dir, USERNS_BASE, USERNS_BASE)
+            self.proc = UsernsProcess(cmd, env_vars, self._enter_cgroup)
+        else:
+            self.proc = subprocess.Popen(cmd, env=env_vars, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         preexec_fn=self._enter_cgroup)
+        _restore.append((self.stop, f"container {self.proc.pid}"))
+        wait_until(lambda: os.path.exists(self.ready) or self.proc.poll() is not None, 30, "the container to start")
+        check(self.proc.poll() is None, f"the container exited: {read_file(self.log) if os.path.exists(self.log) else ''}")
+
+    def _enter_cgroup(self):
+        with open(os.path.join(self.unit.payload, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+
+    def run(self, command):
+        with open(self.fifo, "w") as f:
+            f.write(command + "\n")
+
+    def crash(self, mode="segv"):
+        """A crash of the crasher, a child of the container's PID 1; its PID there."""
+        tag = uuid.uuid4().hex[:6]
+        pidfile, done = os.path.join(self.dir, f"crash-{tag}.pid"), os.path.join(self.dir, f"crash-{tag}.done")
+        self.run(f"sh -c 'echo $$ > {pidfile}; exec {CRASHER} {mode}'; touch {done}")
+        wait_until(lambda: os.path.exists(done), 120, "the crash in the container")
+        return int(read_file(pidfile))
+
+    def records(self):
+        if not os.path.isdir(self.store):
+            return []
+        out = []
+        for f in sorted(os.listdir(self.store)):
+            if f.startswith("record."):
+                with open(os.path.join(self.store, f), "rb") as fh:
+                    out.append(parse_export(fh.read())[0])
+        return out
+
+    def cores(self):
+        return sorted(os.path.join(self.store, f) for f in os.listdir(self.store) if f.startswith("core.")) \
+            if os.path.isdir(self.store) else []
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
+                os.write(fd, b"stop\n")
+                os.close(fd)
+            except OSError:
+                self.proc.kill()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def host_record(env, comm=b"crasher", timeout=60):
+    def found():
+        rs = [r for r in read_exports(env, "record") if r.get("COREDUMP_COMM") == comm]
+        check(len(rs) <= 1, f"{len(rs)} host records")
+        return rs and rs[0]
+    return wait_until(found, timeout, "the host's record")
+
+
+def setup(config=None):
+    env = Env(config or {})
+    j = Journal(env)
+    d = env.start(journal=j)
+    return env, j, d
+
+
+def check_container_core(ct, inner_pid):
+    """The container's record names the crash in its own terms and its core is a full ELF core."""
+    recs = wait_until(lambda: ct.records() or None, 60, f"the container's record ({read_file(ct.log)})")
+    check(len(recs) == 1, f"{len(recs)} records in the container")
+    r = recs[0]
+    check(r.get("COREDUMP_FORWARDED") == b"1", f"COREDUMP_FORWARDED: {r.get('COREDUMP_FORWARDED')}")
+    check(r.get("COREDUMP_PID") == str(inner_pid).encode(),
+          f"the container records PID {r.get('COREDUMP_PID')}, its own PID is {inner_pid}")
+    check(r.get("COREDUMP_BY_PIDFD") == b"1", "the pidfd was not used")
+    check("COREDUMP_CONTAINER_CMDLINE" not in r and "COREDUMP_CONTAINER_PID" not in r,
+          "the container's record describes a container from outside")
+    check(r.get("COREDUMP_EXE") == CRASHER.encode(), f"exe {r.get('COREDUMP_EXE')}")
+    cores = ct.cores()
+    check(len(cores) == 1, f"cores in the container: {cores}")
+    info = elf_core_info(decompress(cores[0], os.path.join(ct.dir, "core")))
+    check(info["threads"] >= 1, f"the forwarded core is not a core: {info}")
+    return r, info
+
+
+def case_forward():
+    """A container that asked (CoredumpReceive=yes): its collector lists the crash with its own
+    PID for it; the host keeps its record (COREDUMP_FORWARDED_TO, the unit) but not the core
+    (KeepForwarded=no, the default, as systemd-coredump keeps nothing)."""
+    env, j, d = setup()
+    unit = Unit()
+    ct = Container(env, unit)
+    inner = ct.crash()
+    r, info = check_container_core(ct, inner)
+    h = host_record(env)
+    check(h.get("COREDUMP_FORWARDED_TO") == unit.name.encode(), f"host record: {h.get('COREDUMP_FORWARDED_TO')}")
+    check("COREDUMP_FILENAME" not in h and not env.cores(), f"the host kept the core: {env.cores()}")
+    check(h.get("COREDUMP_CONTAINER_PID") == str(inner).encode(), "host record's container PID")
+    e = j.entry(int(h["COREDUMP_PID"]))
+    check(e.get("COREDUMP_FORWARDED_TO") == unit.name.encode(), "the host's journal entry")
+    check(r.get("COREDUMP_UNIT") is None or r.get("COREDUMP_UNIT") != unit.name.encode(),
+          "the container's record names the host's unit")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+    print(f"observed: host PID {h['COREDUMP_PID'].decode()} → container PID {r['COREDUMP_PID'].decode()}, "
+          f"core {info['threads']} threads; host: FORWARDED_TO={h['COREDUMP_FORWARDED_TO'].decode()}, no core")
+
+
+def case_keep():
+    """KeepForwarded=yes: both keep the core."""
+    env, j, d = setup({"KeepForwarded": "yes"})
+    unit = Unit()
+    ct = Container(env, unit)
+    inner = ct.crash()
+    check_container_core(ct, inner)
+    h = host_record(env)
+    check(h.get("COREDUMP_FORWARDED_TO") == unit.name.encode() and len(env.cores()) == 1,
+          f"host: {h.get('COREDUMP_FORWARDED_TO')}, cores {env.cores()}")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+
+
+def case_not_asked():
+    """Delegated but without CoredumpReceive=: the host records it, the container sees nothing."""
+    env, j, d = setup()
+    unit = Unit(receive=False)
+    ct = Container(env, unit)
+    ct.crash()
+    h = host_record(env)
+    check("COREDUMP_FORWARDED_TO" not in h and "COREDUMP_FORWARD_ERROR" not in h, f"host record: {h}")
+    check(len(env.cores()) == 1, "the host has no core")
+    time.sleep(1)
+    check(not ct.records(), f"the container got it: {ct.records()}")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+
+
+def case_collector_gone():
+    """The container asked but its collector is not running: the host keeps the crash, and its
+    record says why it is not in the container."""
+    env, j, d = setup()
+    ct = Container(env, Unit(), collector=None)
+    ct.crash()
+    h = host_record(env)
+    check(h.get("COREDUMP_FORWARD_ERROR") == b"the container has no collector listening on /run/systemd/coredump",
+          f"host record: {h.get('COREDUMP_FORWARD_ERROR')}")
+    check(len(env.cores()) == 1 and "COREDUMP_FILENAME" in h, "the host did not keep it")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+    print(f"observed: {h['COREDUMP_FORWARD_ERROR'].decode()}")
+
+
+def case_collector_stalled():
+    """A collector that never reads: after ForwardTimeoutSec= the forwarder is killed, the task
+    released, the host keeps the core and says why."""
+    env, j, d = setup({"ForwardTimeoutSec": "3"})
+    ct = Container(env, Unit(), collector="stalled")
+    t0 = time.monotonic()
+    ct.crash()
+    took = time.monotonic() - t0
+    h = host_record(env)
+    check(b"ForwardTimeoutSec" in h.get("COREDUMP_FORWARD_ERROR", b""), f"host record: {h.get('COREDUMP_FORWARD_ERROR')}")
+    check(len(env.cores()) == 1 and "COREDUMP_FILENAME" in h, "the host did not keep it")
+    check(took < 60, f"the crashed task was held {took:.1f} s")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+    print(f"observed: task released after {took:.1f} s; {h['COREDUMP_FORWARD_ERROR'].decode()}")
+
+
+def case_userns():
+    """A container with its own user namespace (uids 0.. inside are 100000.. outside): the
+    forwarder enters it to connect as its root; the crash of its root is the container's UID 0."""
+    env, j, d = setup()
+    unit = Unit()
+    ct = Container(env, unit, userns=True)
+    inner = ct.crash()
+    r, _ = check_container_core(ct, inner)
+    h = host_record(env)
+    check(h.get("COREDUMP_UID") == str(USERNS_BASE).encode() and r.get("COREDUMP_UID") == b"0",
+          f"UID host {h.get('COREDUMP_UID')}, container {r.get('COREDUMP_UID')}")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+    print(f"observed: UID {h['COREDUMP_UID'].decode()} on the host, {r['COREDUMP_UID'].decode()} in the container")
+
+
+def send_items(path, fields, fds=(), as_uid=None):
+    """A client of the receiving socket: fields, then one empty datagram per fd; the answer is
+    the socket being closed."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    if as_uid is not None:
+        pid = os.fork()
+        if pid == 0:
+            os.setresuid(as_uid, as_uid, as_uid)
+            try:
+                s.connect(path)
+                for f in fields:
+                    s.send(f)
+                s.close()
+            except OSError:
+                pass
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        return
+    s.connect(path)
+    try:  # the daemon closes the connection at the first thing it refuses
+        for f in fields:
+            s.send(f)
+        for fd in fds:
+            s.sendmsg([b""], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    s.close()
+
+
+def case_hostile_clients():
+    """The receiving socket, by hand (--receive=): refused and logged, nothing recorded, the
+    daemon unharmed: a non-root client, a field without "=", a field after the core, no core, a
+    write-only core, a pidfd that names another process than COREDUMP_PID, a pidfd of a
+    process not dumping core, four descriptors; then a well-formed message with a pipe and no
+    pidfd is taken (what a sender on a kernel without pidfds sends)."""
+    env = Env()
+    sockdir = os.path.join(env.ctldir, "fwd")  # reachable by a user, to show the daemon's own check
+    os.mkdir(sockdir)
+    os.chmod(sockdir, 0o755)
+    path = os.path.join(sockdir, "forward.sock")
+    d = env.start(extra=[f"--receive={path}", "--no-register"], environ={"COREDUMP_SOCKET_LOG_LEVEL": "debug"})
+    wait_until(lambda: os.path.exists(path), 10, "the receiving socket")
+    os.chmod(path, 0o666)  # as if misconfigured: the daemon still takes only root
+    base = [b"COREDUMP_PID=%d" % os.getpid(), b"COREDUMP_UID=0", b"COREDUMP_GID=0", b"COREDUMP_SIGNAL=11",
+            b"COREDUMP_COMM=forged", b"COREDUMP_TIMESTAMP=1"]
+    r, w = os.pipe()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    pidfd_other = os.pidfd_open(sleeper.pid)
+    pidfd_self = os.pidfd_open(os.getpid())
+    send_items(path, base, as_uid=65534)
+    send_items(path, base + [b"NOEQUALS"], [r])
+    send_items(path, base + [b"lower_case=1"], [r])
+    send_items(path, base, [])
+    send_items(path, base, [w])
+    send_items(path, base, [r, pidfd_other])
+    send_items(path, base, [r, pidfd_self])  # the right PID, but not dumping core
+    send_items(path, base, [r, r, r, r])
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    s.sendmsg([b""], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [r]))])
+    try:
+        s.send(b"COREDUMP_PID=1")  # a field after the core
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    s.close()
+    wait_until(lambda: d.log_text().count("Refused a forwarded crash") >= 9, 30, lambda: d.log_text())
+    log = d.log_text()
+    for why in ("not root", "a malformed field, or a field after the core", "no core descriptor",
+                "not a readable pipe", "does not name the process", "more than three descriptors"):
+        check(why in log, f"no refusal saying {why!r}:\n{log}")
+    check(not [f for f in os.listdir(env.store) if f.startswith("record.")] if os.path.isdir(env.store) else True,
+          "a refused message was recorded")
+    # taken: a pipe with a small non-core payload, no pidfd
+    r2, w2 = os.pipe()
+    os.write(w2, b"not an ELF core")
+    os.close(w2)
+    send_items(path, [b"COREDUMP_PID=%d" % sleeper.pid, b"COREDUMP_UID=0", b"COREDUMP_GID=0", b"COREDUMP_SIGNAL=6",
+                      b"COREDUMP_COMM=sleep", b"COREDUMP_CMDLINE=told by the sender"], [r2])
+    rec = wait_until(lambda: [x for x in read_exports(env, "record") if x.get("COREDUMP_FORWARDED") == b"1"] or None,
+                     30, lambda: d.log_text())[0]
+    check(rec.get("COREDUMP_PID") == str(sleeper.pid).encode(), f"record {rec}")
+    check("COREDUMP_BY_PIDFD" not in rec, "a crash without a pidfd is marked as pinned by one")
+    sleeper.kill()
+    sleeper.wait()
+    for fd in (r, w, r2, pidfd_other, pidfd_self):
+        os.close(fd)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print("observed: every hostile message refused with its reason, the well-formed one recorded")
+
+
+if __name__ == "__main__":
+    run_cases({"forward": case_forward, "keep": case_keep, "not_asked": case_not_asked,
+               "collector_gone": case_collector_gone, "collector_stalled": case_collector_stalled,
+               "userns": case_userns, "hostile_clients": case_hostile_clients})
