@@ -17,6 +17,7 @@
 
 #define SAVED_NAME "core_pattern.saved"
 #define SAVED_LIMIT_NAME "core_pipe_limit.saved"
+#define CONTAINER_MARK_FILE "/run/systemd/container"
 
 static int saved_path(const char *socket_path, const char *name, char *buf, size_t size) {
         char copy[SOCKET_PATH_MAX];
@@ -35,12 +36,27 @@ static int save(const char *file, const char *text) {
         return 0;
 }
 
+/* Inside a container (its manager says so in /run/systemd/container) core_pattern is the
+ * host's: the unit registers nothing and the daemon takes the crashes the host forwards. */
+static bool in_container(void) {
+        char what[64];
+
+        if (read_small_file_at(AT_FDCWD, CONTAINER_MARK_FILE, what, sizeof what) < 0)
+                return false;
+        what[strcspn(what, "\n")] = 0;
+        log_notice("In a container (%s): kernel.core_pattern is the host's, left alone; crashes come "
+                   "forwarded by the host on /run/systemd/coredump", what[0] ? what : "unnamed");
+        return true;
+}
+
 int register_oneshot(const char *socket_path, const Config *c) {
         char saved[CORE_PATTERN_MAX + 2], ours[CORE_PATTERN_MAX + 2], file[PATH_MAX], limit_file[PATH_MAX], v[16];
         unsigned old_limit;
         bool pipe = false;
         int r;
 
+        if (in_container())
+                return 0;
         r = socket_path_check(socket_path);
         if (r >= 0)
                 r = saved_path(socket_path, SAVED_NAME, file, sizeof file);
@@ -66,6 +82,8 @@ int unregister_oneshot(const char *socket_path, const Config *c) {
         unsigned limit;
         int r;
 
+        if (in_container())
+                return 0;
         r = saved_path(socket_path, SAVED_NAME, file, sizeof file);
         if (r >= 0)
                 r = saved_path(socket_path, SAVED_LIMIT_NAME, limit_file, sizeof limit_file);
