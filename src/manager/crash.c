@@ -191,8 +191,9 @@ static int crash_collect_start(Crash *c) {
          * host's at the same paths (only the very files it mapped pass the collector's check) */
         if (c->leader_dir >= 0 && !c->manager->config.enter_namespace)
                 c->files_root = openat(host, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        /* as systemd: only where the kernel's pidfd says which process this is */
-        if (c->pidfd >= 0 && c->manager->forward_exec[0] &&
+        /* as systemd: where the kernel's pidfd says which process this is, or the dump is a
+         * plain user's (pipe mode without %F) */
+        if ((c->pidfd >= 0 || (c->info.coredump_mask & PIDFD_COREDUMP_USER)) && c->manager->forward_exec[0] &&
             (r = forward_target_find(c->proc_dir, host, c->info.ruid, c->info.rgid, &c->forward)) < 0)
                 log_debug_errno(r, "Crash of PID %d: its container cannot be checked for a collector: %m",
                                 (int) c->info.pid);

@@ -86,3 +86,74 @@ wait_suppressed() {
         done
         echo "$n"
 }
+
+# --- containers (t16-t19): systemd-nspawn machines booted in units of the guest ----------------
+# Each runs under cds-ct-NAME.service with Delegate=yes, its payload in .../payload as nspawn
+# makes it; a crash loop inside (crash-loop.sh, from /cds, a directory of the guest bound there)
+# runs the crasher each time the guest touches /cds/go.
+MACHINES=/var/lib/machines
+ct_dir() { echo /var/lib/cds-ct-$1; }
+ct_cgroup() { echo /sys/fs/cgroup/system.slice/cds-ct-$1.service; }
+ct_leader() { # the container's PID 1, as the guest numbers it
+        head -n1 "$(ct_cgroup "$1")/payload/init.scope/cgroup.procs" 2>/dev/null
+}
+ct_exec() { # name command...: in every namespace of the container
+        n=$1
+        shift
+        nsenter -t "$(ct_leader "$n")" -a "$@"
+}
+ct_prepare() { # name rootfs: the crash loop, enabled in the rootfs
+        n=$1 root=$MACHINES/$2 cds=$(ct_dir "$1")
+        mkdir -p "$cds"
+        cp "$CRASHER" "$cds/crasher"
+        cat > "$cds/crash-loop.sh" <<'LOOP'
+#!/bin/sh
+while :; do
+        while [ ! -e /cds/go ]; do sleep 0.2; done
+        rm -f /cds/go /cds/done
+        sh -c 'echo $$ > /cds/pid; exec /cds/crasher segv' >/dev/null 2>&1
+        touch /cds/done
+done
+LOOP
+        printf '[Unit]\nDescription=crash when /cds/go appears\n[Service]\nExecStart=/bin/sh /cds/crash-loop.sh\n[Install]\nWantedBy=multi-user.target\n' \
+                > "$root/etc/systemd/system/cds-crash-loop.service"
+        ln -sf /etc/systemd/system/cds-crash-loop.service "$root/etc/systemd/system/multi-user.target.wants/"
+}
+ct_start() { # name rootfs: boots it (once), waits for its crash loop
+        n=$1 root=$MACHINES/$2
+        if ! systemctl is-active -q "cds-ct-$n.service"; then
+                ct_prepare "$n" "$2"
+                systemd-run -q --unit="cds-ct-$n" -p Delegate=yes -p KillMode=mixed \
+                        systemd-nspawn --quiet --boot --keep-unit --register=no --console=passive \
+                        -D "$root" --bind="$(ct_dir "$n")":/cds || return 1
+        fi
+        retry sh -c "[ -n \"\$(head -n1 $(ct_cgroup "$n")/payload/init.scope/cgroup.procs 2>/dev/null)\" ]" || return 1
+        retry ct_exec "$n" systemctl is-active -q cds-crash-loop.service
+}
+ct_receive() { # name 1|0: what PID 1 sets on the unit's cgroup for CoredumpReceive=yes (or not)
+        if [ "$2" = 1 ]; then
+                setfattr -n user.coredump_receive -v 1 "$(ct_cgroup "$1")"
+        else
+                setfattr -x user.coredump_receive "$(ct_cgroup "$1")" 2>/dev/null || true
+        fi
+}
+ct_crash() { # name: one crash inside; prints its PID in the container
+        cds=$(ct_dir "$1")
+        rm -f "$cds/done" "$cds/pid"
+        touch "$cds/go"
+        retry test -e "$cds/done" || return 1
+        cat "$cds/pid"
+}
+ct_stop() { # name
+        systemctl stop "cds-ct-$1.service" 2>/dev/null || true
+}
+host_entry() { # name pid-in-container: our entry on the host for it, in export format
+        journalctl -q -o export MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 COREDUMP_UNIT="cds-ct-$1.service" \
+                COREDUMP_CONTAINER_PID="$2" 2>/dev/null | grep -a -E '^(COREDUMP_[A-Z_]+|_PID)=' | grep -av '^COREDUMP_PROC_\|^COREDUMP_ENVIRON\|^COREDUMP_OPEN_FDS\|^COREDUMP_CMDLINE'
+}
+wait_host_entry() { # name pid: until the host's entry is there
+        retry sh -c ". $D/tests/lib.sh; host_entry $1 $2 | grep -q ^COREDUMP_PID="
+}
+field() { # NAME: its value from export text on stdin
+        sed -n "s/^$1=//p" | head -n1
+}

@@ -1,0 +1,16 @@
+# (c) The same container without CoredumpReceive=: the host records the crash with its core, the
+# container's collector sees nothing.
+. /usr/local/lib/cds-vmtest/tests/lib.sh
+N=systemd
+ct_start $N ct-systemd || fail "the container did not boot"
+ct_receive $N 0
+before=$(ct_exec $N coredumpctl --no-pager -q --no-legend list 2>/dev/null | wc -l)
+pid=$(ct_crash $N) || fail "the crash in the container did not happen"
+wait_host_entry $N "$pid" || fail "no entry on the host for container PID $pid"
+host_entry $N "$pid" | sed 's/^/  host: /'
+host_entry $N "$pid" | grep -q '^COREDUMP_FILENAME=' || fail "the host has no core"
+host_entry $N "$pid" | grep -q '^COREDUMP_FORWARD' && fail "the host tried to forward it"
+sleep 2
+after=$(ct_exec $N coredumpctl --no-pager -q --no-legend list 2>/dev/null | wc -l)
+echo "the container's coredumpctl lists $before crashes before, $after after"
+[ "$after" = "$before" ] || fail "the container got a crash it did not ask for"
