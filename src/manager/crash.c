@@ -845,6 +845,7 @@ void crash_worker_result(Crash *c, const MsgResult *res) {
                                 (int) c->info.pid);
         if (c->forward && facts.filename[0] && crash_forward(c, &facts) >= 0)
                 return; /* crash_forwarded() goes on */
+        c->conn_fd = safe_close(c->conn_fd); /* held for a forwarding that does not happen: the task goes */
         crash_commit(c, &facts);
 }
 
@@ -897,7 +898,7 @@ void crash_forwarded(Crash *c, int error, const char *why) {
                 snprintf(facts.forward_error, sizeof facts.forward_error, "%s", why);
         } else {
                 snprintf(facts.forwarded_to, sizeof facts.forwarded_to, "%s", c->forward->unit);
-                if (!m->config.keep_forwarded && unlinkat(m->storage_fd, c->forward_core, 0) >= 0)
+                if (!m->config.keep_forwarded && store_unlink_core(m->storage_fd, c->forward_core, &m->store_usage) >= 0)
                         facts.filename[0] = 0;
                 log_info("Crash of PID %d (%s): forwarded to the collector of %s (PID %d there)%s",
                          (int) c->info.pid, crash_comm(c), c->forward->unit, (int) c->forward->pid,

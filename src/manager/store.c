@@ -305,6 +305,16 @@ static bool vacuum_with(int dirfd, const Config *c, const VacuumLimits *l, const
         return s.keep_deleted;
 }
 
+int store_unlink_core(int dirfd, const char *name, StoreUsage *u) {
+        struct stat st;
+
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || unlinkat(dirfd, name, 0) < 0)
+                return negative_errno();
+        if (u->known)
+                u->bytes_cores -= MIN(u->bytes_cores, (uint64_t) st.st_blocks * 512);
+        return 0;
+}
+
 bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u) {
         VacuumLimits l = limits_of(c);
         uint64_t usec;

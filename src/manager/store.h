@@ -89,6 +89,8 @@ uint64_t store_allocated(int fd, uint64_t bytes);
  * changed the store): a scan per crash costs a crash storm O(cores) each. True if keep itself was
  * deleted. */
 bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u);
+/* Deletes the stored core name (its crash went elsewhere) and takes it out of the estimate. */
+int store_unlink_core(int dirfd, const char *name, StoreUsage *u);
 /* Before a core of uid is written: the limits kept with only the files that crash may displace
  * (KeepFree= included: a disk filled by a user costs only that user's cores). */
 void store_vacuum_for(int dirfd, const Config *c, uid_t uid, StoreUsage *u);

@@ -58,6 +58,11 @@ static void test_values(void) {
         CHECK_EQ(parse(&c, "WorkerUser=bad user"), -EINVAL);
         CHECK_EQ(parse(&c, "NoEquals"), -EINVAL);
         CHECK_EQ(parse(&c, "RateLimitBurst=-1"), -ERANGE);
+        CHECK_EQ(parse(&c, "KeepForwarded=perhaps"), -EINVAL);
+        CHECK_EQ(parse(&c, "ForwardTimeoutSec=0"), -ERANGE);
+        CHECK_EQ(parse(&c, "ForwardTimeoutSec=2h"), -ERANGE);
+        CHECK_EQ(parse(&c, "ForwardTimeoutSec=infinity"), -ERANGE);
+        CHECK_EQ(parse(&c, "ForwardTimeoutSec=soon"), -EINVAL);
         CHECK_EQ(parse(&c, "RateLimitBurst=1000000"), -ERANGE);
         CHECK_EQ(parse(&c, "RateLimitIntervalSec=30d"), -ERANGE);
         CHECK_EQ(parse(&c, "RateLimitIntervalSec=soon"), -EINVAL);
@@ -183,7 +188,8 @@ static bool config_same(const Config *a, const Config *b) {
                a->max_parallel == b->max_parallel && a->timeout_usec == b->timeout_usec &&
                a->rate_limit_interval_usec == b->rate_limit_interval_usec &&
                a->rate_limit_burst == b->rate_limit_burst && a->mode == b->mode &&
-               a->max_parallel_per_user == b->max_parallel_per_user && a->worker_stall_usec == b->worker_stall_usec;
+               a->max_parallel_per_user == b->max_parallel_per_user && a->worker_stall_usec == b->worker_stall_usec &&
+               a->keep_forwarded == b->keep_forwarded && a->forward_timeout_usec == b->forward_timeout_usec;
 }
 
 /* A value other than the default for each key; a key missing here fails the test. */
@@ -198,6 +204,7 @@ static const char *const non_defaults[][2] = {
         { "TimeoutSec", "5min" },      { "MaxAgeSec", "2w" },
         { "RateLimitIntervalSec", "10s" }, { "RateLimitBurst", "99" },
         { "MaxParallelPerUser", "2" }, { "WorkerStallTimeoutSec", "1min" },
+        { "KeepForwarded", "yes" },    { "ForwardTimeoutSec", "30s" },
 };
 
 static const char *non_default(const char *key) {
