@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "hash.h"
 #include "macro.h"
 #include "modules.h"
@@ -129,48 +130,6 @@ static bool seen(const ModuleSet *s, const char *path) {
         return false;
 }
 
-/* openat2(RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS) by hand, for where openat2 is missing or
- * filtered (systemd's seccomp filters answer ENOSYS for calls their libseccomp does not know):
- * one component at a time with O_NOFOLLOW. maps names files by their path as the kernel knows
- * it, with no symlink and no ".." in it; a path that has one is not the mapped file's. */
-int modules_walk_beneath(int root, const char *path) {
-        char buf[MODULE_PATH_MAX], *rest = buf;
-        _cleanup_close_ int cur = fcntl(root, F_DUPFD_CLOEXEC, 3);
-
-        if (cur < 0)
-                return negative_errno();
-        if (strlen(path) >= sizeof buf)
-                return -ENAMETOOLONG;
-        snprintf(buf, sizeof buf, "%s", path);
-        for (;;) {
-                struct stat st;
-                char *comp;
-                int fd;
-
-                while (*rest == '/')
-                        rest++;
-                if (!*rest)
-                        return TAKE_FD(cur);
-                comp = rest;
-                rest = strchrnul(rest, '/');
-                if (*rest)
-                        *rest++ = 0;
-                if (strcmp(comp, ".") == 0)
-                        continue;
-                if (strcmp(comp, "..") == 0)
-                        return -EXDEV;
-                fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0)
-                        return negative_errno();
-                safe_close(cur);
-                cur = fd;
-                if (fstat(cur, &st) < 0)
-                        return negative_errno();
-                if (S_ISLNK(st.st_mode))
-                        return -ELOOP;
-        }
-}
-
 const char *modules_path_in_root(const char *root_path, const char *path) {
         size_t l = root_path ? strlen(root_path) : 0;
 
@@ -190,7 +149,7 @@ static int resolve_beneath(int root, const char *path) {
         int fd = (int) syscall(SYS_openat2, root, path, &how, sizeof how);
 
         if (fd < 0 && (errno == ENOSYS || errno == EPERM))
-                return modules_walk_beneath(root, path);
+                return fd_walk_beneath(root, path);
         return fd < 0 ? negative_errno() : fd;
 }
 

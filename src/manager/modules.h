@@ -71,7 +71,3 @@ int modules_maps_line(const char *line, size_t len, MapsFile *ret);
 int modules_mount_dev(const char *mountinfo, size_t len, uint64_t mnt_id, dev_t *ret);
 /* Pure: whether a file system (statfs f_type) is a kernel interface no module is opened on. */
 bool modules_fs_refused(uint64_t f_type);
-/* The fallback resolution (exported for tests): path beneath root as openat2(RESOLVE_IN_ROOT |
- * RESOLVE_NO_SYMLINKS) would resolve it, as an O_PATH descriptor; -ELOOP at a symlink, -EXDEV
- * at "..". */
-int modules_walk_beneath(int root, const char *path);

@@ -17,3 +17,7 @@ ssize_t read_small_file_at(int dirfd, const char *path, char *buf, size_t size);
 /* Closes every fd >= 3 except the ones listed. */
 int close_all_fds_except(const int *keep, size_t n_keep);
 int fd_set_nonblock(int fd, bool nonblock);
+/* path beneath root as an O_PATH descriptor, one component at a time, no symlink followed
+ * (-ELOOP), no ".." (-EXDEV): openat2(RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS) where openat2 is
+ * missing or filtered. */
+int fd_walk_beneath(int root, const char *path);

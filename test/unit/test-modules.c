@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "fd-util.h"
 #include "modules.h"
 #include "tests.h"
 
@@ -120,20 +121,20 @@ static void test_walk(void) {
 
         root = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         CHECK(root >= 0 && stat_of(root, "usr/lib/libx.so", &want) == 0);
-        fd = modules_walk_beneath(root, "/usr/lib/libx.so");
+        fd = fd_walk_beneath(root, "/usr/lib/libx.so");
         CHECK(fd >= 0 && fstat(fd, &got) == 0 && got.st_ino == want.st_ino);
         if (fd >= 0)
                 close(fd);
-        fd = modules_walk_beneath(root, "//usr/./lib/libx.so");
+        fd = fd_walk_beneath(root, "//usr/./lib/libx.so");
         CHECK(fd >= 0);
         if (fd >= 0)
                 close(fd);
         /* maps never names a file through a symlink or ".." */
         for (size_t i = 0; i < ELEMENTSOF(symlinked); i++)
-                CHECK_EQ(modules_walk_beneath(root, symlinked[i]), -ELOOP);
-        CHECK_EQ(modules_walk_beneath(root, "/usr/../usr/lib/libx.so"), -EXDEV);
-        CHECK_EQ(modules_walk_beneath(root, "/../outside"), -EXDEV);
-        CHECK_EQ(modules_walk_beneath(root, "/nothing"), -ENOENT);
+                CHECK_EQ(fd_walk_beneath(root, symlinked[i]), -ELOOP);
+        CHECK_EQ(fd_walk_beneath(root, "/usr/../usr/lib/libx.so"), -EXDEV);
+        CHECK_EQ(fd_walk_beneath(root, "/../outside"), -EXDEV);
+        CHECK_EQ(fd_walk_beneath(root, "/nothing"), -ENOENT);
         close(root);
 }
 
