@@ -12,18 +12,23 @@
  *   7  with --pidfd: the crashed process's pidfd, passed on
  * It never enters the container's mount namespace and runs none of its code: the socket is
  * resolved beneath the container's root (no symbolic link leaves it, the end must be a socket)
- * and connected to through that descriptor. A child decompresses the core into a pipe whose read
- * end the collector gets. Exit 0 once everything was sent and the whole core read by the other
- * side; coredumpd's deadline kills it (and the child) if the container does not answer. */
+ * and connected to through that descriptor. A child, as nobody, decompresses the core into a
+ * pipe whose read end the collector gets. Exit 0 once everything was sent and the whole core
+ * written into the pipe; coredumpd's deadline kills it (and the child) if the container does
+ * not take it. May touch: the descriptors above; host root (coredumpd's capabilities) until it
+ * joins the container's user namespace, its root there after; nothing of the file system but
+ * the socket beneath fd 5 and /proc/self/fd. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -44,6 +49,7 @@
 #define ROOT_FD 5
 #define USERNS_FD 6
 #define PIDFD_FD 7
+#define DECOMPRESS_ID 65534 /* nobody: the decompressor's uid and gid */
 
 /* The exit status for the first failure (FORWARD_EXIT_*), as coredumpd reads it. */
 static int exit_status = FORWARD_EXIT_FAILED;
@@ -79,16 +85,36 @@ static int open_collector_socket(void) {
         return fd;
 }
 
-/* Its root from here on, so that the collector sees root connect (what systemd's sender is). */
-static int become_container_root(void) {
+/* Not dumpable, gone with coredumpd: again after every change of credentials (the kernel resets
+ * both then), and coredumpd must still be the parent. */
+static int stay_private(pid_t parent) {
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+            getppid() != parent)
+                return -EPERM;
+        return 0;
+}
+
+/* Its root from here on, so that the collector sees root connect (what systemd's sender is):
+ * the namespace's owner first (who may join it without any capability; root for nspawn -U,
+ * the user for a rootless container), no supplementary group left, then root inside. */
+static int become_container_root(pid_t parent) {
+        uid_t owner;
+        gid_t none;
+
+        if (ioctl(USERNS_FD, NS_GET_OWNER_UID, &owner) < 0)
+                return fail(FORWARD_EXIT_USERNS, log_error_errno(negative_errno(), "Cannot read the owner of the "
+                                                                                   "container's user namespace: %m"));
+        if (setgroups(0, NULL) < 0 || (owner != 0 && setresuid(owner, owner, owner) < 0))
+                return fail(FORWARD_EXIT_USERNS, log_error_errno(negative_errno(), "Cannot become the owner (%u) of the "
+                                                                                   "container's user namespace: %m",
+                                                                 (unsigned) owner));
         if (setns(USERNS_FD, CLONE_NEWUSER) < 0)
                 return fail(FORWARD_EXIT_USERNS,
                             log_error_errno(negative_errno(), "Cannot enter the container's user namespace: %m"));
-        (void) setgroups(0, NULL); /* refused where the container denies setgroups: its groups are gone anyway */
-        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || getgroups(1, &none) != 0)
                 return fail(FORWARD_EXIT_USERNS, log_error_errno(negative_errno(),
                                                                  "Cannot become root in the container's user namespace: %m"));
-        return 0;
+        return stay_private(parent) < 0 ? fail(FORWARD_EXIT_USERNS, -EPERM) : 0;
 }
 
 static int connect_to(int sockfd_path) {
@@ -142,8 +168,8 @@ static int read_fields(uint8_t **ret, size_t *ret_len) {
 
 /* The child that writes the core uncompressed into the pipe; the pipe's read end to send. */
 static int start_decompressor(const char *name, pid_t *ret_pid) {
+        pid_t parent = getpid(), pid;
         int p[2];
-        pid_t pid;
 
         if (pipe2(p, O_CLOEXEC) < 0)
                 return negative_errno();
@@ -154,13 +180,15 @@ static int start_decompressor(const char *name, pid_t *ret_pid) {
                 return negative_errno();
         }
         if (pid == 0) {
+                int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, CORE_FD, p[1] };
                 int r;
 
-                int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, CORE_FD, p[1] };
-
-                /* nothing else: a copy of the connection here would keep its end from the collector */
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                if (close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
+                /* nothing but the stored core and the pipe (a copy of the connection would keep its
+                 * end from the collector), and nobody's credentials: what it reads a worker wrote */
+                if (close_all_fds_except(keep, ELEMENTSOF(keep)) < 0 || setgroups(0, NULL) < 0 ||
+                    setresgid(DECOMPRESS_ID, DECOMPRESS_ID, DECOMPRESS_ID) < 0 ||
+                    setresuid(DECOMPRESS_ID, DECOMPRESS_ID, DECOMPRESS_ID) < 0 ||
+                    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || stay_private(parent) < 0)
                         _exit(1);
                 r = decompress_core(name, CORE_FD, p[1], false);
                 if (r < 0 && r != -EPIPE)
@@ -173,7 +201,7 @@ static int start_decompressor(const char *name, pid_t *ret_pid) {
         return p[0];
 }
 
-static int run(const char *name, bool userns, bool pidfd) {
+static int run(const char *name, bool userns, bool pidfd, pid_t parent) {
         _cleanup_free_ uint8_t *fields = NULL;
         _cleanup_close_ int sockpath = -EBADF, s = -EBADF, core = -EBADF;
         size_t len = 0;
@@ -187,14 +215,21 @@ static int run(const char *name, bool userns, bool pidfd) {
         sockpath = open_collector_socket();
         if (sockpath < 0)
                 return sockpath;
-        if (userns && (r = become_container_root()) < 0)
-                return r;
-        s = connect_to(sockpath);
-        if (s < 0)
-                return s;
+        /* before any change of credentials: the child is nobody, never the container's root */
         core = start_decompressor(name, &child);
         if (core < 0)
                 return log_error_errno(core, "Cannot start reading the stored core: %m");
+        if (userns && (r = become_container_root(parent)) < 0) {
+                (void) kill(child, SIGKILL);
+                (void) waitid(P_PID, (id_t) child, &si, WEXITED);
+                return r;
+        }
+        s = connect_to(sockpath);
+        if (s < 0) {
+                (void) kill(child, SIGKILL);
+                (void) waitid(P_PID, (id_t) child, &si, WEXITED);
+                return s;
+        }
         r = send_fields(s, fields, len);
         if (r >= 0 && (r = forward_send_fd(s, core)) < 0)
                 fail(FORWARD_EXIT_SEND, log_error_errno(r, "Cannot pass the core: %m"));
@@ -216,10 +251,12 @@ static int run(const char *name, bool userns, bool pidfd) {
 }
 
 int main(int argc, char **argv) {
+        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, CORE_FD, FIELDS_FD, ROOT_FD, USERNS_FD, PIDFD_FD };
+        pid_t parent = getppid();
         bool userns = false, pidfd = false;
 
         log_setup("coredump-forward");
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        if (stay_private(parent) < 0 || close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
                 return 1;
         (void) signal(SIGPIPE, SIG_IGN);
         if (argc < 2 || strchr(argv[1], '/')) {
@@ -236,5 +273,5 @@ int main(int argc, char **argv) {
                         return 2;
                 }
         }
-        return run(argv[1], userns, pidfd) < 0 ? exit_status : FORWARD_EXIT_OK;
+        return run(argv[1], userns, pidfd, parent) < 0 ? exit_status : FORWARD_EXIT_OK;
 }

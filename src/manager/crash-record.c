@@ -24,12 +24,15 @@ int crash_record_base(Crash *c, Record *ret) {
         e = e ?: record_addf(&r, "COREDUMP_UID", "%u", (unsigned) i->ruid);
         e = e ?: record_addf(&r, "COREDUMP_GID", "%u", (unsigned) i->rgid);
         e = e ?: record_addf(&r, "COREDUMP_TIMESTAMP", "%llu", (unsigned long long) c->timestamp_usec);
-        e = e ?: record_add_str(&r, "COREDUMP_HOSTNAME", c->manager->hostname);
+        /* the task's own UTS name where the kernel gave it (%h), as systemd records it */
+        e = e ?: record_add_str(&r, "COREDUMP_HOSTNAME", c->pipe && c->pipe_hostname[0] ? c->pipe_hostname
+                                                                                     : c->manager->hostname);
         /* pipe mode on kernels without %F has no pidfd: the field is absent then */
         if (c->pidfd >= 0)
                 e = e ?: record_add_str(&r, "COREDUMP_BY_PIDFD", "1");
         /* what the kernel's dumpable mode was: 1 (user) or 2 (suidsafe, root-only core) */
-        e = e ?: record_add_str(&r, "COREDUMP_DUMPABLE", (i->coredump_mask & PIDFD_COREDUMP_ROOT) ? "2" : "1");
+        if (i->coredump_mask & (PIDFD_COREDUMP_ROOT | PIDFD_COREDUMP_USER)) /* unknown: left out */
+                e = e ?: record_add_str(&r, "COREDUMP_DUMPABLE", (i->coredump_mask & PIDFD_COREDUMP_ROOT) ? "2" : "1");
         if (i->mask & PIDFD_INFO_COREDUMP_SIGNAL)
                 e = e ?: record_addf(&r, "COREDUMP_SIGNAL", "%u", i->coredump_signal);
         else if (c->pipe && c->pipe_signal > 0) /* %s, from the kernel */

@@ -68,6 +68,14 @@ void crash_free(Crash *c) {
 static void crash_keep_failed_record(Crash *c, const char *why) {
         CoreFacts none = {};
 
+        if (c->state == CRASH_FORWARDING) { /* its core is stored: the record names it */
+                CoreFacts stored = c->forward_facts;
+
+                snprintf(stored.forward_error, sizeof stored.forward_error, "stopped: %s", why);
+                crash_keep_record(c, &stored, NULL);
+                return;
+        }
+
         if (c->collected && c->state != CRASH_RECORDING)
                 crash_keep_record(c, &none, why);
 }
@@ -189,11 +197,12 @@ static int crash_collect_start(Crash *c) {
         container_add_fields(&c->meta.fields, c->proc_dir, host);
         /* systemd's EnterNamespace=no: the files of a process in another mount namespace are the
          * host's at the same paths (only the very files it mapped pass the collector's check) */
-        if (c->leader_dir >= 0 && !c->manager->config.enter_namespace)
+        if (host >= 0 && container_ns_same(c->proc_dir, host, "ns/mnt") == 0 && !c->manager->config.enter_namespace)
                 c->files_root = openat(host, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
         /* as systemd: where the kernel's pidfd says which process this is, or the dump is a
-         * plain user's (pipe mode without %F) */
-        if ((c->pidfd >= 0 || (c->info.coredump_mask & PIDFD_COREDUMP_USER)) && c->manager->forward_exec[0] &&
+         * plain user's (pipe mode without %F); never one that was forwarded here already */
+        if (!c->forwarded && (c->pidfd >= 0 || (c->info.coredump_mask & PIDFD_COREDUMP_USER)) &&
+            c->manager->forward_exec[0] &&
             (r = forward_target_find(c->proc_dir, host, c->info.ruid, c->info.rgid, &c->forward)) < 0)
                 log_debug_errno(r, "Crash of PID %d: its container cannot be checked for a collector: %m",
                                 (int) c->info.pid);
@@ -660,6 +669,7 @@ void crash_accept_forwarded(Manager *m, int pipe_fd, int pidfd, const MsgHandove
                 .rlimit_core = h->rlimit, /* %c: the kernel's own word, unlimited as 2^64-1 */
                 .rlimit_known = true,
         };
+        snprintf(c->pipe_hostname, sizeof c->pipe_hostname, "%s", h->hostname);
         if (forwarded) {
                 c->forwarded = true;
                 c->forwarded_fields = *forwarded;
@@ -860,13 +870,35 @@ static void crash_commit(Crash *c, const CoreFacts *facts) {
                 crash_worker_recorded(c, r);
 }
 
+/* Forwardings in flight: all, and to the unit of c's container. */
+static void count_forwarding(const Crash *c, unsigned *all, unsigned *unit) {
+        *all = *unit = 0;
+        for (const Crash *o = c->manager->crashes; o; o = o->crashes_next)
+                if (o->state == CRASH_FORWARDING) {
+                        (*all)++;
+                        *unit += strcmp(o->forward->unit, c->forward->unit) == 0;
+                }
+}
+
 /* Starts handing the stored core to the container's collector; <0 if it could not start (the
  * record says why). */
 static int crash_forward(Crash *c, CoreFacts *facts) {
         const char *name = strrchr(facts->filename, '/') ? strrchr(facts->filename, '/') + 1 : facts->filename;
+        unsigned all, unit;
         int r;
 
         c->forward_facts = *facts;
+        count_forwarding(c, &all, &unit);
+        if (all >= FORWARDS_MAX || unit >= FORWARDS_PER_UNIT_MAX) {
+                snprintf(c->forward_facts.forward_error, sizeof c->forward_facts.forward_error,
+                         "the container's collector is busy: %u of its crashes are being forwarded (%u in all)", unit,
+                         all);
+                log_warning("Crash of PID %d (%s): not forwarded to the collector of %s: %s; kept on the host",
+                            (int) c->info.pid, crash_comm(c), c->forward->unit, c->forward_facts.forward_error);
+                *facts = c->forward_facts;
+                c->conn_fd = safe_close(c->conn_fd);
+                return -EBUSY;
+        }
         c->forward_signal = facts->has_signal ? facts->signal : 0;
         _cleanup_close_ int core = -EBADF;
 
@@ -884,6 +916,11 @@ static int crash_forward(Crash *c, CoreFacts *facts) {
                 return r;
         }
         c->state = CRASH_FORWARDING;
+        /* its core is stored and counted in the store's usage: no longer a core slot in flight */
+        if (c->core_counted) {
+                c->manager->n_cores--;
+                c->core_counted = false;
+        }
         return 0;
 }
 
@@ -898,12 +935,18 @@ void crash_forwarded(Crash *c, int error, const char *why) {
                 snprintf(facts.forward_error, sizeof facts.forward_error, "%s", why);
         } else {
                 snprintf(facts.forwarded_to, sizeof facts.forwarded_to, "%s", c->forward->unit);
-                if (!m->config.keep_forwarded && store_unlink_core(m->storage_fd, c->forward_core, &m->store_usage) >= 0)
-                        facts.filename[0] = 0;
+                if (!m->config.keep_forwarded) {
+                        int r = store_unlink_core(m->storage_fd, c->forward_core, &m->store_usage);
+                        if (r >= 0 || r == -ENOENT) /* deleted, or by the vacuum meanwhile */
+                                facts.filename[0] = 0;
+                }
                 log_info("Crash of PID %d (%s): forwarded to the collector of %s (PID %d there)%s",
                          (int) c->info.pid, crash_comm(c), c->forward->unit, (int) c->forward->pid,
                          facts.filename[0] ? "" : "; the host keeps its record, not the core (KeepForwarded=no)");
         }
+        /* the per-crash deadline may have passed while forwarding: the entry gets one of its own */
+        if (crash_arm_timer(c, now_usec(CLOCK_MONOTONIC) - c->accept_usec + FORWARD_COMMIT_TIMEOUT_USEC) < 0)
+                log_warning("Crash of PID %d: no deadline for its journal entry", (int) c->info.pid);
         crash_commit(c, &facts);
 }
 
@@ -923,6 +966,13 @@ void crash_worker_recorded(Crash *c, int error) {
 
 void crash_worker_lost(Crash *c, const char *why) {
         c->worker = NULL;
+        if (c->state == CRASH_FORWARDING) {
+                crash_keep_failed_record(c, why);
+                log_error("Crash of PID %d (%s): %s while forwarding; its core and record stay on the host in %s",
+                          (int) c->info.pid, crash_comm(c), why, c->manager->config.directory);
+                crash_free(c);
+                return;
+        }
         crash_keep_failed_record(c, why);
         if (c->state == CRASH_RECORDING)
                 log_error("Crash of PID %d (%s): %s before writing the journal entry; its record is kept in %s",
@@ -937,7 +987,8 @@ uint64_t crash_store_in_flight(Manager *m, const Crash *self) {
 
         /* from crash_open_output() (its room granted) until its core is linked or lost */
         for (const Crash *c = m->crashes; c; c = c->crashes_next)
-                if (c != self && c->storing && c->out_fd >= 0 && c->state != CRASH_RECORDING) {
+                if (c != self && c->storing && c->out_fd >= 0 && c->state != CRASH_RECORDING &&
+                    c->state != CRASH_FORWARDING) {
                         uint64_t held = store_allocated(c->out_fd, 0);
 
                         /* another owner's core self may displace (a user's, for a system uid's crash)

@@ -60,6 +60,7 @@ typedef struct Crash {
         bool pipe;               /* pipe mode: conn_fd is the kernel's pipe, handed over by coredump-pipe */
         pid_t pipe_tid;          /* pipe mode: %I, the dumping thread */
         int pipe_signal;         /* pipe mode: %s */
+        char pipe_hostname[HANDOVER_HOSTNAME_MAX + 1]; /* pipe mode: %h, the task's own UTS name ("" if none) */
         uint64_t rlimit_core;    /* the process's RLIMIT_CORE (soft; UINT64_MAX unlimited), if rlimit_known */
         bool rlimit_known;       /* from %c in pipe mode, from /proc/PID/limits before the ack otherwise */
         bool collected;          /* metadata and base record taken */

@@ -12,14 +12,15 @@
 
 /* What the host read that holds for the container too, in the host record's order. Left out:
  * the host's PID, UID, GID and TID, COREDUMP_CONTAINER_* (the container seen from outside),
- * COREDUMP_OPEN_FDS and COREDUMP_PROC_CGROUP (the host's paths), the cgroup fields (rewritten
- * below), and what the receiver computes itself (MESSAGE, the file, the packages). */
+ * COREDUMP_OPEN_FDS and COREDUMP_PROC_CGROUP (the host's paths), COREDUMP_PROC_STATUS (host PIDs
+ * and ids), COREDUMP_HOSTNAME (the host's; the task's own where known is added), the cgroup
+ * fields (rewritten below), and what the receiver computes itself (MESSAGE, the file, the
+ * packages). */
 static const char *const kept[] = {
-        "COREDUMP_TIMESTAMP", "COREDUMP_RLIMIT",      "COREDUMP_HOSTNAME",     "COREDUMP_DUMPABLE",
-        "COREDUMP_CODE",      "COREDUMP_COMM",        "COREDUMP_EXE",          "COREDUMP_CMDLINE",
-        "COREDUMP_ENVIRON",   "COREDUMP_PROC_STATUS", "COREDUMP_PROC_MAPS",    "COREDUMP_PROC_LIMITS",
-        "COREDUMP_PROC_MOUNTINFO", "COREDUMP_PROC_AUXV", "COREDUMP_CWD",       "COREDUMP_ROOT",
-        "COREDUMP_RECORD_TRUNCATED",
+        "COREDUMP_TIMESTAMP", "COREDUMP_RLIMIT",      "COREDUMP_DUMPABLE",     "COREDUMP_CODE",
+        "COREDUMP_COMM",      "COREDUMP_EXE",         "COREDUMP_CMDLINE",      "COREDUMP_ENVIRON",
+        "COREDUMP_PROC_MAPS", "COREDUMP_PROC_LIMITS", "COREDUMP_PROC_MOUNTINFO", "COREDUMP_PROC_AUXV",
+        "COREDUMP_CWD",       "COREDUMP_ROOT",        "COREDUMP_RECORD_TRUNCATED",
 };
 
 static bool is_kept(const RecordField *f) {
@@ -90,7 +91,8 @@ static int add_signal(Record *r, const uint8_t *rec, size_t len, int signal) {
         return e;
 }
 
-int forward_fields(const uint8_t *rec, size_t len, const ForwardTarget *t, int signal, bool with_pidfd, Record *ret) {
+int forward_fields(const uint8_t *rec, size_t len, const ForwardTarget *t, int signal, const char *hostname,
+                   bool with_pidfd, Record *ret) {
         Record r = {};
         size_t pos = 0;
         RecordField f;
@@ -104,6 +106,8 @@ int forward_fields(const uint8_t *rec, size_t len, const ForwardTarget *t, int s
         e = e ?: record_addf(&r, "COREDUMP_UID", "%u", (unsigned) t->uid);
         e = e ?: record_addf(&r, "COREDUMP_GID", "%u", (unsigned) t->gid);
         e = e ?: add_signal(&r, rec, len, signal);
+        /* systemd's receiver requires the field; empty where the task's own name is not known */
+        e = e ?: record_add_str(&r, "COREDUMP_HOSTNAME", hostname ?: "");
         while (e >= 0 && (n = record_next(rec, len, &pos, &f)) > 0) {
                 char name[FIELD_NAME_MAX + 1];
 

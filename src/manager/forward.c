@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -24,6 +25,7 @@
 #include "forward.h"
 #include "log.h"
 #include "manager.h"
+#include "meta.h"
 #include "parse-util.h"
 #include "pidfd-util.h"
 #include "time-util.h"
@@ -74,17 +76,36 @@ static const char *cgroup2_mount(void) {
         return NULL;
 }
 
-/* An xattr of the unit's cgroup read as a boolean: 1, 0 (absent or false), <0 error. */
-static int cgroup_xattr_bool(const char *unit_path, const char *name) {
-        char path[PATH_MAX], value[FORWARD_XATTR_VALUE_MAX + 1];
+/* The unit's cgroup directory, if PID 1 owns it: a unit with User= and Delegate=yes gets its
+ * cgroup chowned to that user, who may then set user.* xattrs on it; such a unit never asked. */
+static int unit_cgroup_dir(const char *unit_path) {
+        char path[PATH_MAX];
         const char *fs = cgroup2_mount();
-        ssize_t n;
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
 
         if (!fs)
                 return -ENOMEDIUM;
         if (snprintf(path, sizeof path, "%s%s", fs, unit_path) >= (int) sizeof path)
                 return -ENAMETOOLONG;
-        n = getxattr(path, name, value, sizeof value - 1);
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (st.st_uid != 0)
+                return -EPERM;
+        return TAKE_FD(fd);
+}
+
+/* An xattr of the unit's cgroup read as a boolean: 1, 0 (absent or false), <0 error. (trusted.*
+ * reads as absent without CAP_SYS_ADMIN, which the manager lacks: PID 1 sets user.delegate too,
+ * since systemd 252.) */
+static int cgroup_xattr_bool(int dir, const char *name) {
+        char value[FORWARD_XATTR_VALUE_MAX + 1];
+        ssize_t n;
+
+        n = fgetxattr(dir, name, value, sizeof value - 1);
         if (n < 0)
                 return errno == ENODATA || errno == ENOTSUP ? 0 : negative_errno();
         value[n] = 0;
@@ -97,6 +118,7 @@ static int cgroup_xattr_bool(const char *unit_path, const char *name) {
  * leader's (systemd-nspawn puts PID 1 in .../payload, or in the unit's cgroup itself, whose
  * parent is then a slice: no unit, no forwarding, as with systemd). */
 static int unit_wants_crashes(const char *leader_cgroup, ForwardTarget *t) {
+        _cleanup_close_ int dir = -EBADF;
         char *slash;
         int r;
 
@@ -110,12 +132,17 @@ static int unit_wants_crashes(const char *leader_cgroup, ForwardTarget *t) {
         if (r < 0)
                 return r == -ENXIO ? 0 : r;
         snprintf(t->unit, sizeof t->unit, "%s", strrchr(t->unit_path, '/') + 1);
-        r = cgroup_xattr_bool(t->unit_path, FORWARD_XATTR_DELEGATE_TRUSTED);
+        dir = unit_cgroup_dir(t->unit_path);
+        if (dir == -EPERM)
+                return 0;
+        if (dir < 0)
+                return dir;
+        r = cgroup_xattr_bool(dir, FORWARD_XATTR_DELEGATE_TRUSTED);
         if (r <= 0)
-                r = cgroup_xattr_bool(t->unit_path, FORWARD_XATTR_DELEGATE_USER);
+                r = cgroup_xattr_bool(dir, FORWARD_XATTR_DELEGATE_USER);
         if (r <= 0)
                 return r;
-        return cgroup_xattr_bool(t->unit_path, FORWARD_XATTR_RECEIVE);
+        return cgroup_xattr_bool(dir, FORWARD_XATTR_RECEIVE);
 }
 
 static int nspid_count(const char *status) {
@@ -195,8 +222,11 @@ int forward_target_find(int procdir, int host, uint32_t ruid, uint32_t rgid, For
         if (leader < 0)
                 return 0;
         /* alive: not exited, not dumping core itself (its collector is gone with it) */
-        if (read_small_file_at(leader, "status", state, sizeof state) <= 0 || !(p = strstr(state, "\nState:")) ||
-            strchr("ZX", p[strspn(p + 7, " \t") + 7]))
+        if (read_small_file_at(leader, "status", state, sizeof state) <= 0 || !(p = strstr(state, "\nState:")))
+                return 0;
+        p += strlen("\nState:");
+        p += strspn(p, " \t");
+        if (*p == 'Z' || *p == 'X' || *p == 0 || meta_process_dumping(leader))
                 return 0;
         if (leader_cgroup(leader, cg, sizeof cg) < 0)
                 return 0;
@@ -219,8 +249,6 @@ int forward_target_find(int procdir, int host, uint32_t ruid, uint32_t rgid, For
         r = userns < 0 || t->root_fd < 0 || (userns == 0 && t->userns_fd < 0) ? -ESRCH : 0;
         if (r >= 0)
                 r = translate_ids(procdir, leader, userns == 0, ruid, rgid, t);
-        p = strstr(state, "\nPid:");
-        t->leader = p ? (pid_t) strtol(p + strlen("\nPid:"), NULL, 10) : 0;
         if (r < 0) {
                 forward_target_free(t);
                 return r;
@@ -312,7 +340,8 @@ static int lift(int fd) {
 int forward_start(Crash *c, int core_fd, const char *name) {
         Manager *m = c->manager;
         const ForwardTarget *t = c->forward;
-        _cleanup_close_ int core = -EBADF, fields_fd = -EBADF, root = -EBADF, userns = -EBADF, pidfd = -EBADF;
+        _cleanup_close_ int core = -EBADF, memfd = -EBADF, fields_fd = -EBADF, root = -EBADF, userns = -EBADF,
+                            pidfd = -EBADF;
         char *argv[5] = { (char *) "coredump-forward", (char *) name };
         Record fields = {};
         Forwarder *f;
@@ -320,15 +349,16 @@ int forward_start(Crash *c, int core_fd, const char *name) {
 
         if (!m->forward_exec[0])
                 return -ENOENT;
-        r = forward_fields(c->record.buf, c->record.len, t, c->forward_signal, c->pidfd >= 0, &fields);
+        r = forward_fields(c->record.buf, c->record.len, t, c->forward_signal,
+                           c->pipe && c->pipe_hostname[0] ? c->pipe_hostname : NULL, c->pidfd >= 0, &fields);
         if (r < 0)
                 return r;
-        fields_fd = crash_record_memfd(&fields);
+        memfd = crash_record_memfd(&fields);
         record_free(&fields);
-        if (fields_fd < 0)
-                return fields_fd;
+        if (memfd < 0)
+                return memfd;
         core = lift(core_fd);
-        fields_fd = lift(TAKE_FD(fields_fd));
+        fields_fd = lift(memfd);
         root = lift(t->root_fd);
         userns = lift(t->userns_fd);
         pidfd = lift(c->pidfd);

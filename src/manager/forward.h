@@ -12,6 +12,7 @@
 
 #include "cgroup-util.h"
 #include "record.h"
+#include "time-util.h"
 
 typedef struct Crash Crash;
 
@@ -21,6 +22,15 @@ typedef struct Crash Crash;
 #define FORWARD_XATTR_RECEIVE "user.coredump_receive"
 #define FORWARD_XATTR_VALUE_MAX 16U
 #define FORWARD_CGROUP_FS "/sys/fs/cgroup"
+/* Forwardings in flight at once, and per container unit: each holds its crash's worker (waiting
+ * for the journal entry) for up to ForwardTimeoutSec=, so a container whose collector never
+ * reads holds at most FORWARDS_PER_UNIT_MAX of them; the rest stay on the host. */
+#define FORWARDS_MAX 8U
+#define FORWARDS_PER_UNIT_MAX 2U
+/* After the forwarding, the worker has this long to write the journal entry (the per-crash
+ * deadline may have passed while forwarding). */
+#define FORWARD_COMMIT_TIMEOUT_USEC (60 * USEC_PER_SEC)
+
 /* coredump-forward's descriptors: 3 core, 4 fields, 5 root, 6 user namespace, 7 pidfd */
 #define FORWARD_FD_FIRST 3
 #define FORWARD_FDS 5
@@ -29,7 +39,6 @@ typedef struct Crash Crash;
 typedef struct ForwardTarget {
         int root_fd;                /* O_PATH: the container's root directory (its PID 1's) */
         int userns_fd;              /* its user namespace where it is not the host's, else -EBADF */
-        pid_t leader;               /* its PID 1, as the host numbers it */
         pid_t pid;                  /* the crashed process's PID in the container's PID namespace */
         uint32_t uid, gid;          /* its real ids in the container's user namespace */
         char cgroup_root[PATH_MAX]; /* the container's cgroup (its PID 1's cgroup's parent) */
@@ -47,9 +56,11 @@ void forward_target_free(ForwardTarget *t);
 /* Pure: the fields the container gets, from the host's record rec: PID, UID and GID in its
  * terms, the cgroup and unit as the container names them, what describes the process; nothing
  * that names the host (its PIDs, paths of its cgroups, the container's own command line seen
- * from outside, descriptors). signal (0: unknown) stands in where the record has none;
+ * from outside, descriptors, its status). signal (0: unknown) stands in where the record has none;
+ * hostname is the task's own UTS name (NULL: unknown, sent empty);
  * with_pidfd says whether a pidfd goes with them (COREDUMP_BY_PIDFD=1). */
-int forward_fields(const uint8_t *rec, size_t len, const ForwardTarget *t, int signal, bool with_pidfd, Record *ret);
+int forward_fields(const uint8_t *rec, size_t len, const ForwardTarget *t, int signal, const char *hostname,
+                   bool with_pidfd, Record *ret);
 
 /* One forwarding in flight: coredump-forward for one crash, with its deadline. */
 typedef struct Forwarder {

@@ -306,6 +306,23 @@ bool meta_task_dumping(int dir, pid_t tid) {
         return p && sscanf(p + 1, "%lu", &flags) == 1 && (flags & PF_DUMPCORE);
 }
 
+/* Whether any thread of the process behind dir is dumping core (PF_DUMPCORE). */
+bool meta_process_dumping(int dir) {
+        _cleanup_close_ int tasks = openat(dir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = tasks >= 0 ? fdopendir(TAKE_FD(tasks)) : NULL;
+        struct dirent *de;
+        unsigned n = 0;
+        bool dumping = false;
+
+        if (!d)
+                return false;
+        while (!dumping && n++ < TASKS_MAX && (de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        dumping = meta_task_dumping(dir, (pid_t) strtol(de->d_name, NULL, 10));
+        closedir(d);
+        return dumping;
+}
+
 int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret, int *ret_dir) {
         _cleanup_close_ int dir = -EBADF;
         char path[32];

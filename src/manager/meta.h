@@ -64,6 +64,8 @@ int meta_add_file(Record *r, int dir, const char *name, const char *field, size_
 /* Whether thread tid of the process whose /proc directory is dir is dumping core (PF_DUMPCORE):
  * the guard of every /proc read without a pidfd, before and after the reads. */
 bool meta_task_dumping(int dir, pid_t tid);
+/* Whether any thread of the process behind dir is (at most TASKS_MAX looked at). */
+bool meta_process_dumping(int dir);
 void meta_done(CrashMeta *m);
 /* The comm of thread tid from _CDS_TASK_COMM, or NULL. */
 const char *meta_thread_name(const CrashMeta *m, pid_t tid, char *buf, size_t size);

@@ -18,6 +18,7 @@
 #include "kernel-abi.h"
 #include "listen.h"
 #include "log.h"
+#include "meta.h"
 #include "parse-util.h"
 #include "pidfd-util.h"
 #include "receive.h"
@@ -129,6 +130,18 @@ static bool core_fd_plausible(int fd) {
         return S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode);
 }
 
+/* A sender that took its pidfd with pidfd_open() (systemd before 257.6, any pattern without
+ * %F) gets no COREDUMPED mark from the kernel: then a thread of the process must be dumping
+ * core right now (PF_DUMPCORE), read through a /proc directory the pidfd pins. */
+static bool dumping_now(int pidfd, pid_t pid) {
+        _cleanup_close_ int dir = -EBADF;
+        char path[32];
+
+        snprintf(path, sizeof path, "/proc/%d", (int) pid);
+        dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return dir >= 0 && pidfd_check_alive(pidfd) >= 0 && meta_process_dumping(dir);
+}
+
 /* The pidfd names the claimed PID, in this PID namespace, and a process that is dumping core
  * where the kernel can say so (it answers PIDFD_INFO_COREDUMP, or says it supports it: then a
  * process it says nothing of has not dumped); -ESRCH if not. */
@@ -143,7 +156,8 @@ static int check_pidfd(int pidfd, pid_t claimed) {
 
                 if (info.pid != claimed)
                         return -ESRCH;
-                if (knows && !((info.mask & PIDFD_INFO_COREDUMP) && (info.coredump_mask & PIDFD_COREDUMPED)))
+                if (knows && !((info.mask & PIDFD_INFO_COREDUMP) && (info.coredump_mask & PIDFD_COREDUMPED)) &&
+                    !dumping_now(pidfd, claimed))
                         return -ESRCH;
                 return 0;
         }

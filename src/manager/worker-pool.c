@@ -156,6 +156,7 @@ int worker_commit(Worker *w, const CoreFacts *facts) {
                 return r;
         }
         w->state = WORKER_COMMITTING;
+        worker_watchdog_start(w); /* it may have been off while the crash was being forwarded */
         return 0;
 }
 

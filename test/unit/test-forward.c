@@ -46,7 +46,8 @@ static void test_fields(void) {
         CHECK_EQ(record_add_str(&host, "COREDUMP_UID", "100000"), 0);
         CHECK_EQ(record_add_str(&host, "COREDUMP_GID", "100000"), 0);
         CHECK_EQ(record_add_str(&host, "COREDUMP_TIMESTAMP", "1796421570741767"), 0);
-        CHECK_EQ(record_add_str(&host, "COREDUMP_HOSTNAME", "ct"), 0);
+        CHECK_EQ(record_add_str(&host, "COREDUMP_HOSTNAME", "the-host"), 0);
+        CHECK_EQ(record_add_str(&host, "COREDUMP_PROC_STATUS", "Pid:\t4242\n"), 0);
         CHECK_EQ(record_add_str(&host, "COREDUMP_BY_PIDFD", "1"), 0);
         CHECK_EQ(record_add_str(&host, "COREDUMP_COMM", "crasher"), 0);
         CHECK_EQ(record_add_str(&host, "COREDUMP_CGROUP",
@@ -57,7 +58,9 @@ static void test_fields(void) {
         CHECK_EQ(record_add_str(&host, "COREDUMP_PROC_CGROUP", "0::/machine.slice/..."), 0);
         CHECK_EQ(record_add_str(&host, "_CDS_TASK_COMM", "4242 crasher"), 0);
 
-        CHECK_EQ(forward_fields(host.buf, host.len, &t, 11, true, &out), 0);
+        CHECK_EQ(forward_fields(host.buf, host.len, &t, 11, "ct", true, &out), 0);
+        CHECK_STREQ(value(&out, "COREDUMP_HOSTNAME", b, sizeof b), "ct");
+        CHECK(!value(&out, "COREDUMP_PROC_STATUS", b, sizeof b));
         CHECK_STREQ(value(&out, "COREDUMP_PID", b, sizeof b), "12");
         CHECK_STREQ(value(&out, "COREDUMP_UID", b, sizeof b), "0");
         CHECK_STREQ(value(&out, "COREDUMP_GID", b, sizeof b), "0");
@@ -78,7 +81,8 @@ static void test_fields(void) {
 
         /* no pidfd: no claim of one; a cgroup outside the container's: no cgroup fields at all */
         snprintf(t.cgroup_root, sizeof t.cgroup_root, "/machine.slice/other.service/payload");
-        CHECK_EQ(forward_fields(host.buf, host.len, &t, 0, false, &out), 0);
+        CHECK_EQ(forward_fields(host.buf, host.len, &t, 0, NULL, false, &out), 0);
+        CHECK_STREQ(value(&out, "COREDUMP_HOSTNAME", b, sizeof b), "");
         CHECK(!value(&out, "COREDUMP_BY_PIDFD", b, sizeof b));
         CHECK(!value(&out, "COREDUMP_CGROUP", b, sizeof b));
         CHECK(!value(&out, "COREDUMP_UNIT", b, sizeof b));
