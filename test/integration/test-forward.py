@@ -213,6 +213,24 @@ class Container:
                 self.proc.wait()
 
 
+def memfds(d):
+    """The memfds the daemon holds (each crash's record is one while its worker has it)."""
+    out = []
+    for fd in os.listdir(f"/proc/{d.proc.pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{d.proc.pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("/memfd:"):
+            out.append(target)
+    return out
+
+
+def host_records(env, n, comm=b"crasher", timeout=60):
+    return wait_until(lambda: (lambda rs: rs if len(rs) >= n else None)(
+        [r for r in read_exports(env, "record") if r.get("COREDUMP_COMM") == comm]), timeout, f"{n} host records")
+
+
 def host_record(env, comm=b"crasher", timeout=60):
     def found():
         rs = [r for r in read_exports(env, "record") if r.get("COREDUMP_COMM") == comm]
@@ -264,6 +282,8 @@ def case_forward():
     check(e.get("COREDUMP_FORWARDED_TO") == unit.name.encode(), "the host's journal entry")
     check(r.get("COREDUMP_UNIT") is None or r.get("COREDUMP_UNIT") != unit.name.encode(),
           "the container's record names the host's unit")
+    # nothing of the forwarding left in the daemon: no record memfd, no pidfd but its workers'
+    wait_until(lambda: not memfds(d), 10, lambda: f"the daemon to close its record memfds: {memfds(d)}")
     ct.stop()
     check(d.stop() == 0, "host daemon did not stop cleanly")
     print(f"observed: host PID {h['COREDUMP_PID'].decode()} → container PID {r['COREDUMP_PID'].decode()}, "
@@ -329,6 +349,38 @@ def case_collector_stalled():
     ct.stop()
     check(d.stop() == 0, "host daemon did not stop cleanly")
     print(f"observed: task released after {took:.1f} s; {h['COREDUMP_FORWARD_ERROR'].decode()}")
+
+
+def case_unit_not_roots():
+    """A unit whose cgroup PID 1 handed to a user (User= with Delegate=yes) may set user.* xattrs
+    on it itself: it is not taken as having asked; the crash stays on the host."""
+    env, j, d = setup()
+    unit = Unit()
+    os.chown(unit.path, 1001, 1001)
+    ct = Container(env, unit)
+    ct.crash()
+    h = host_record(env)
+    check("COREDUMP_FORWARDED_TO" not in h and "COREDUMP_FORWARD_ERROR" not in h, f"host record: {h}")
+    check(len(env.cores()) == 1, "the host has no core")
+    check(not ct.records(), "the container got it")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+
+
+def case_busy():
+    """Three crashes at once into a collector that never reads: two are held for
+    ForwardTimeoutSec= (FORWARDS_PER_UNIT_MAX), the third stays on the host at once, busy."""
+    env, j, d = setup({"ForwardTimeoutSec": "8"})
+    ct = Container(env, Unit(), collector="stalled")
+    ct.run(f"for i in 1 2 3; do {CRASHER} segv >/dev/null 2>&1 & done")
+    recs = host_records(env, 3)
+    errors = sorted(r.get("COREDUMP_FORWARD_ERROR", b"").decode() for r in recs)
+    check(sum("busy" in e for e in errors) == 1 and sum("ForwardTimeoutSec" in e for e in errors) == 2,
+          f"errors: {errors}")
+    check(all("COREDUMP_FILENAME" in r for r in recs) and len(env.cores()) == 3, "a core was not kept")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+    print(f"observed: {errors}")
 
 
 def case_userns():
@@ -441,4 +493,5 @@ def case_hostile_clients():
 if __name__ == "__main__":
     run_cases({"forward": case_forward, "keep": case_keep, "not_asked": case_not_asked,
                "collector_gone": case_collector_gone, "collector_stalled": case_collector_stalled,
-               "userns": case_userns, "hostile_clients": case_hostile_clients})
+               "userns": case_userns, "hostile_clients": case_hostile_clients, "unit_not_roots": case_unit_not_roots,
+               "busy": case_busy})
