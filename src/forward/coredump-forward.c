@@ -127,7 +127,8 @@ static int connect_to(int sockfd_path) {
         if (connect(s, (struct sockaddr *) &sa, sizeof sa) < 0) {
                 int r = negative_errno();
                 safe_close(s);
-                return fail(FORWARD_EXIT_CONNECT,
+                /* a socket nobody listens on (its collector stopped, the file left behind) */
+                return fail(r == -ECONNREFUSED ? FORWARD_EXIT_NO_SOCKET : FORWARD_EXIT_CONNECT,
                             log_error_errno(r, "Cannot connect to the container's %s: %m", FORWARD_SOCKET_PATH));
         }
         return s;
@@ -185,13 +186,17 @@ static int start_decompressor(const char *name, pid_t *ret_pid) {
 
                 /* nothing but the stored core and the pipe (a copy of the connection would keep its
                  * end from the collector), and nobody's credentials: what it reads a worker wrote */
-                if (close_all_fds_except(keep, ELEMENTSOF(keep)) < 0 || setgroups(0, NULL) < 0 ||
-                    setresgid(DECOMPRESS_ID, DECOMPRESS_ID, DECOMPRESS_ID) < 0 ||
-                    setresuid(DECOMPRESS_ID, DECOMPRESS_ID, DECOMPRESS_ID) < 0 ||
-                    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || stay_private(parent) < 0)
-                        _exit(1);
+                if (close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
+                        _exit(log_error_errno(negative_errno(), "Cannot close the other descriptors: %m") < 0);
+                if (setgroups(0, NULL) < 0 || setresgid(DECOMPRESS_ID, DECOMPRESS_ID, DECOMPRESS_ID) < 0 ||
+                    setresuid(DECOMPRESS_ID, DECOMPRESS_ID, DECOMPRESS_ID) < 0)
+                        _exit(log_error_errno(negative_errno(), "Cannot become nobody to decompress: %m") < 0);
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || stay_private(parent) < 0)
+                        _exit(log_error_errno(-EPERM, "Cannot stay private while decompressing") < 0);
                 r = decompress_core(name, CORE_FD, p[1], false);
-                if (r < 0 && r != -EPIPE)
+                if (r == -EPIPE)
+                        log_error("The container's collector stopped reading the core");
+                else if (r < 0)
                         log_error_errno(r, "Cannot read the stored core: %m");
                 _exit(r < 0 ? 1 : 0);
         }

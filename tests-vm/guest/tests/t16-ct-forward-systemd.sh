@@ -12,7 +12,11 @@ ct_receive $N 1
 retry ct_exec $N test -S /run/systemd/coredump || fail "systemd-coredump.socket is not listening in the container"
 pid=$(ct_crash $N) || fail "the crash in the container did not happen"
 echo "crash in the container: PID $pid there"
-retry ct_exec $N coredumpctl --no-pager -q list "$pid" || fail "the container's coredumpctl does not list PID $pid"
+if ! retry ct_exec $N coredumpctl --no-pager -q list "$pid"; then
+        ct_exec $N journalctl -b --no-pager -q | grep -i coredump | tail -n 20 | sed 's/^/  container journal: /'
+        journalctl -b --no-pager -q | grep -E 'coredump-forward|forwarded|coredumpd\[' | tail -n 10 | sed 's/^/  host journal: /'
+        fail "the container's coredumpctl does not list PID $pid"
+fi
 ct_exec $N coredumpctl --no-pager info "$pid" | grep -E '^ *(PID|UID|Signal|Storage|Command Line|Executable):' | sed 's/^/  container: /'
 ct_exec $N coredumpctl --no-pager info "$pid" | grep -qE "^ *PID: $pid " || fail "the container's entry is not PID $pid"
 ct_exec $N coredumpctl --no-pager dump "$pid" -o /cds/core >/dev/null 2>&1 || fail "the container's coredumpctl cannot dump it"

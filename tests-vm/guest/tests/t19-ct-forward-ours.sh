@@ -22,9 +22,14 @@ retry ct_exec $N coredumpctl --no-pager -q list "$pid" || fail "the container's 
 ct_exec $N coredumpctl --no-pager list "$pid" | sed 's/^/  container: /'
 rec=$(grep -l -a "^COREDUMP_PID=$pid\$" "$R"/var/lib/coredump-socket/record.*.export 2>/dev/null | head -n1)
 [ -n "$rec" ] || fail "no record in the container for PID $pid"
-grep -a -E '^COREDUMP_(PID|UID|FORWARDED|BY_PIDFD|UNIT|EXE|FILENAME)=' "$rec" | sed 's/^/  container record: /'
+grep -a -E '^COREDUMP_(PID|UID|FORWARDED|BY_PIDFD|UNIT|EXE|FILENAME|PROCESSING_ERROR|TRUNCATED)=' "$rec" | sed 's/^/  container record: /'
+grep -a -q '^COREDUMP_FILENAME=' "$rec" || {
+        ct_exec $N journalctl -b --no-pager -q -u coredump-socket.service | tail -n 10 | sed 's/^/  container journal: /'
+        fail "the container did not store the core"
+}
 grep -a -q '^COREDUMP_FORWARDED=1$' "$rec" || fail "the container's record lacks COREDUMP_FORWARDED=1"
 grep -a -q '^COREDUMP_BY_PIDFD=1$' "$rec" || echo "  (no pidfd: the host runs pipe mode without %F)"
 wait_host_entry $N "$pid" || fail "no entry on the host for container PID $pid"
+host_entry $N "$pid" | grep -E '^COREDUMP_(PID|FORWARD[A-Z_]*|FILENAME)=' | sed 's/^/  host: /'
 [ "$(host_entry $N "$pid" | field COREDUMP_FORWARDED_TO)" = cds-ct-$N.service ] || fail "the host's entry does not say it was forwarded"
 ct_stop $N
