@@ -10,6 +10,8 @@
  *   5  the container's root directory (O_PATH), beneath which its collector's socket is found
  *   6  with --userns: the container's user namespace, entered to connect as its root
  *   7  with --pidfd: the crashed process's pidfd, passed on
+ *   8  the container's PID namespace, which the sending child joins (systemd's socket unit
+ *      names its instance by the peer's PID, which must be visible in the container)
  * It never enters the container's mount namespace and runs none of its code: the socket is
  * resolved beneath the container's root (no symbolic link leaves it, the end must be a socket)
  * and connected to through that descriptor. A child, as nobody, decompresses the core into a
@@ -49,6 +51,7 @@
 #define ROOT_FD 5
 #define USERNS_FD 6
 #define PIDFD_FD 7
+#define PIDNS_FD 8
 #define DECOMPRESS_ID 65534 /* nobody: the decompressor's uid and gid */
 
 /* The exit status for the first failure (FORWARD_EXIT_*), as coredumpd reads it. */
@@ -206,9 +209,47 @@ static int start_decompressor(const char *name, pid_t *ret_pid) {
         return p[0];
 }
 
+/* Connects and sends everything: in a child that is a member of the container's PID namespace
+ * (systemd's socket unit names its instance by the peer's PID, which must be visible there);
+ * its exit status is the result. */
+static int send_from_pidns(int sockpath, const uint8_t *fields, size_t len, int core, bool pidfd) {
+        siginfo_t si = {};
+        pid_t self = getpid(), pid;
+
+        if (setns(PIDNS_FD, CLONE_NEWPID) < 0)
+                return fail(FORWARD_EXIT_PIDNS, log_error_errno(negative_errno(),
+                                                                "Cannot join the container's PID namespace: %m"));
+        pid = fork();
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0) {
+                _cleanup_close_ int s = -EBADF;
+                /* its parent is outside its PID namespace: getppid() says 0 */
+                int r = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+                                        (getppid() != 0 && getppid() != self)
+                                ? -EPERM
+                                : 0;
+
+                if (r >= 0)
+                        r = s = connect_to(sockpath);
+                if (r >= 0)
+                        r = send_fields(s, fields, len);
+                if (r >= 0 && (r = forward_send_fd(s, core)) < 0)
+                        fail(FORWARD_EXIT_SEND, log_error_errno(r, "Cannot pass the core: %m"));
+                if (r >= 0 && pidfd && (r = forward_send_fd(s, PIDFD_FD)) < 0)
+                        fail(FORWARD_EXIT_SEND, log_error_errno(r, "Cannot pass the pidfd: %m"));
+                _exit(r < 0 ? exit_status : FORWARD_EXIT_OK);
+        }
+        if (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0)
+                return negative_errno();
+        if (si.si_code != CLD_EXITED || si.si_status != FORWARD_EXIT_OK)
+                return fail(si.si_code == CLD_EXITED ? si.si_status : FORWARD_EXIT_FAILED, -EPROTO);
+        return 0;
+}
+
 static int run(const char *name, bool userns, bool pidfd, pid_t parent) {
         _cleanup_free_ uint8_t *fields = NULL;
-        _cleanup_close_ int sockpath = -EBADF, s = -EBADF, core = -EBADF;
+        _cleanup_close_ int sockpath = -EBADF, core = -EBADF;
         size_t len = 0;
         pid_t child = 0;
         siginfo_t si = {};
@@ -224,30 +265,16 @@ static int run(const char *name, bool userns, bool pidfd, pid_t parent) {
         core = start_decompressor(name, &child);
         if (core < 0)
                 return log_error_errno(core, "Cannot start reading the stored core: %m");
-        if (userns && (r = become_container_root(parent)) < 0) {
-                (void) kill(child, SIGKILL);
-                (void) waitid(P_PID, (id_t) child, &si, WEXITED);
-                return r;
-        }
-        s = connect_to(sockpath);
-        if (s < 0) {
-                (void) kill(child, SIGKILL);
-                (void) waitid(P_PID, (id_t) child, &si, WEXITED);
-                return s;
-        }
-        r = send_fields(s, fields, len);
-        if (r >= 0 && (r = forward_send_fd(s, core)) < 0)
-                fail(FORWARD_EXIT_SEND, log_error_errno(r, "Cannot pass the core: %m"));
-        if (r >= 0 && pidfd && (r = forward_send_fd(s, PIDFD_FD)) < 0)
-                fail(FORWARD_EXIT_SEND, log_error_errno(r, "Cannot pass the pidfd: %m"));
-        core = safe_close(core);
-        s = safe_close(s); /* the end of the message */
+        r = userns ? become_container_root(parent) : 0;
+        if (r >= 0)
+                r = send_from_pidns(sockpath, fields, len, core, pidfd);
+        core = safe_close(core); /* the end of the message went with the connection */
         if (r < 0) {
                 (void) kill(child, SIGKILL);
                 (void) waitid(P_PID, (id_t) child, &si, WEXITED);
                 return r;
         }
-        /* done when the collector has read the whole core (or gave up: the pipe broke) */
+        /* done when the whole core went into the pipe (or the collector gave up: it broke) */
         if (waitid(P_PID, (id_t) child, &si, WEXITED) < 0)
                 return negative_errno();
         if (si.si_code != CLD_EXITED || si.si_status != 0)
@@ -256,7 +283,8 @@ static int run(const char *name, bool userns, bool pidfd, pid_t parent) {
 }
 
 int main(int argc, char **argv) {
-        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, CORE_FD, FIELDS_FD, ROOT_FD, USERNS_FD, PIDFD_FD };
+        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, CORE_FD, FIELDS_FD, ROOT_FD, USERNS_FD, PIDFD_FD,
+                       PIDNS_FD };
         pid_t parent = getppid();
         bool userns = false, pidfd = false;
 

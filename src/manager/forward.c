@@ -37,6 +37,7 @@ void forward_target_free(ForwardTarget *t) {
                 return;
         safe_close(t->root_fd);
         safe_close(t->userns_fd);
+        safe_close(t->pidns_fd);
         free(t);
 }
 
@@ -233,7 +234,7 @@ int forward_target_find(int procdir, int host, uint32_t ruid, uint32_t rgid, For
         t = calloc(1, sizeof *t);
         if (!t)
                 return -ENOMEM;
-        *t = (ForwardTarget) { .root_fd = -EBADF, .userns_fd = -EBADF };
+        *t = (ForwardTarget) { .root_fd = -EBADF, .userns_fd = -EBADF, .pidns_fd = -EBADF };
         r = unit_wants_crashes(cg, t);
         if (r <= 0) {
                 if (r < 0)
@@ -244,9 +245,10 @@ int forward_target_find(int procdir, int host, uint32_t ruid, uint32_t rgid, For
         self = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         userns = container_ns_same(leader, self, "ns/user");
         t->root_fd = openat(leader, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        t->pidns_fd = openat(leader, "ns/pid", O_RDONLY | O_CLOEXEC);
         if (userns == 0)
                 t->userns_fd = openat(leader, "ns/user", O_RDONLY | O_CLOEXEC);
-        r = userns < 0 || t->root_fd < 0 || (userns == 0 && t->userns_fd < 0) ? -ESRCH : 0;
+        r = userns < 0 || t->root_fd < 0 || t->pidns_fd < 0 || (userns == 0 && t->userns_fd < 0) ? -ESRCH : 0;
         if (r >= 0)
                 r = translate_ids(procdir, leader, userns == 0, ruid, rgid, t);
         if (r < 0) {
@@ -299,7 +301,7 @@ static int on_forwarder_deadline(sd_event_source *s, uint64_t usec, void *userda
         return 0;
 }
 
-/* The descriptors moved to where coredump-forward expects them (3..7), in the child only. */
+/* The descriptors moved to where coredump-forward expects them (3..8), in the child only. */
 static int spawn(Manager *m, const int fds[FORWARD_FDS], char *const argv[], pid_t *ret) {
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
@@ -341,7 +343,7 @@ int forward_start(Crash *c, int core_fd, const char *name) {
         Manager *m = c->manager;
         const ForwardTarget *t = c->forward;
         _cleanup_close_ int core = -EBADF, memfd = -EBADF, fields_fd = -EBADF, root = -EBADF, userns = -EBADF,
-                            pidfd = -EBADF;
+                            pidfd = -EBADF, pidns = -EBADF;
         char *argv[5] = { (char *) "coredump-forward", (char *) name };
         Record fields = {};
         Forwarder *f;
@@ -362,7 +364,8 @@ int forward_start(Crash *c, int core_fd, const char *name) {
         root = lift(t->root_fd);
         userns = lift(t->userns_fd);
         pidfd = lift(c->pidfd);
-        if (core < 0 || fields_fd < 0 || root < 0 || (t->userns_fd >= 0 && userns < 0) || (c->pidfd >= 0 && pidfd < 0))
+        pidns = lift(t->pidns_fd);
+        if (core < 0 || fields_fd < 0 || root < 0 || pidns < 0 || (t->userns_fd >= 0 && userns < 0) || (c->pidfd >= 0 && pidfd < 0))
                 return -EMFILE;
         if (userns >= 0)
                 argv[n++] = (char *) "--userns";
@@ -372,7 +375,7 @@ int forward_start(Crash *c, int core_fd, const char *name) {
         if (!f)
                 return -ENOMEM;
         *f = (Forwarder) { .crash = c, .pidfd = -EBADF };
-        r = spawn(m, (int[]) { core, fields_fd, root, userns, pidfd }, argv, &f->pid);
+        r = spawn(m, (int[]) { core, fields_fd, root, userns, pidfd, pidns }, argv, &f->pid);
         if (r >= 0) {
                 f->pidfd = pidfd_open_pid(f->pid);
                 r = f->pidfd < 0 ? f->pidfd : 0;

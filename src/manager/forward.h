@@ -31,14 +31,17 @@ typedef struct Crash Crash;
  * deadline may have passed while forwarding). */
 #define FORWARD_COMMIT_TIMEOUT_USEC (60 * USEC_PER_SEC)
 
-/* coredump-forward's descriptors: 3 core, 4 fields, 5 root, 6 user namespace, 7 pidfd */
+/* coredump-forward's descriptors: 3 core, 4 fields, 5 root, 6 user namespace, 7 pidfd, 8 PID
+ * namespace */
 #define FORWARD_FD_FIRST 3
-#define FORWARD_FDS 5
+#define FORWARD_FDS 6
 #define FORWARD_OVERFLOW_ID 65534U /* what the kernel shows for an id the namespace does not map */
 
 typedef struct ForwardTarget {
         int root_fd;                /* O_PATH: the container's root directory (its PID 1's) */
         int userns_fd;              /* its user namespace where it is not the host's, else -EBADF */
+        int pidns_fd;               /* its PID namespace (the sender joins it: the collector asks
+                                     * the peer's PID, systemd's socket unit in particular) */
         pid_t pid;                  /* the crashed process's PID in the container's PID namespace */
         uint32_t uid, gid;          /* its real ids in the container's user namespace */
         char cgroup_root[PATH_MAX]; /* the container's cgroup (its PID 1's cgroup's parent) */

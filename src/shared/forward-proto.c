@@ -27,6 +27,9 @@ const char *forward_exit_to_string(int status) {
                 return "the crash could not be sent to the container's collector";
         case FORWARD_EXIT_CORE:
                 return "the container's collector did not read the whole core";
+        case FORWARD_EXIT_PIDNS:
+                return "the container's PID namespace cannot be joined (one without a user namespace of its own "
+                       "needs CAP_SYS_ADMIN, which coredumpd does not keep)";
         default:
                 return "the forwarder failed (its log line says why)";
         }

@@ -30,6 +30,7 @@ typedef enum ForwardExit {
         FORWARD_EXIT_CONNECT = 12,   /* the connection was refused */
         FORWARD_EXIT_SEND = 13,      /* the fields or descriptors could not be sent */
         FORWARD_EXIT_CORE = 14,      /* the core was not read to its end */
+        FORWARD_EXIT_PIDNS = 15,     /* its PID namespace could not be joined */
 } ForwardExit;
 const char *forward_exit_to_string(int status);
 

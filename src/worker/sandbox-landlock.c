@@ -52,7 +52,9 @@ int sandbox_landlock(void) {
 
         abi = landlock_abi();
         if (abi < 0)
-                return abi == -ENOSYS || abi == -EOPNOTSUPP ? 0 : abi; /* not in this kernel */
+                /* not in this kernel, or filtered by a container manager's seccomp (systemd-nspawn
+                 * answers EPERM for calls it does not know): the rest of the sandbox still holds */
+                return abi == -ENOSYS || abi == -EOPNOTSUPP || abi == -EPERM ? 0 : abi;
         attr.handled_access_fs = fs_rights(abi);
         if (abi >= 4) {
                 attr.handled_access_net = (UINT64_C(1) << 2) - 1; /* BIND_TCP, CONNECT_TCP */

@@ -121,11 +121,13 @@ class Unit:
 
 
 class Container:
-    """unshare --mount --pid --cgroup --fork --mount-proc: a shell as its PID 1 in the unit's payload
+    """A user namespace of its own (as systemd-nspawn -U, rootless podman: the forwarder joins its
+    PID namespace, which takes CAP_SYS_ADMIN in the namespace's owner), then unshare --mount
+    --pid --cgroup --fork --mount-proc: a shell as its PID 1 in the unit's payload
     cgroup, a tmpfs over /run, and, with collector, our coredumpd taking forwarded crashes on
     /run/systemd/coredump (no kernel socket registered: the pattern is the host's)."""
 
-    def __init__(self, env, unit, collector="coredumpd", userns=False):
+    def __init__(self, env, unit, collector="coredumpd", userns=True):
         self.env, self.unit = env, unit
         self.dir = os.path.join(env.base, "ct-" + uuid.uuid4().hex[:6])
         os.makedirs(self.dir)
@@ -383,6 +385,24 @@ def case_busy():
     print(f"observed: {errors}")
 
 
+def case_privileged():
+    """A container without a user namespace of its own (systemd-nspawn without -U): its PID
+    namespace cannot be joined without CAP_SYS_ADMIN, which coredumpd does not keep, and
+    systemd's socket unit needs the sender's PID visible there: the crash stays on the host and
+    its record says why, the container sees nothing."""
+    env, j, d = setup()
+    ct = Container(env, Unit(), userns=False)
+    ct.crash()
+    h = host_record(env)
+    check(h.get("COREDUMP_FORWARD_ERROR", b"").startswith(b"the container's PID namespace cannot be joined"),
+          f"host record: {h.get('COREDUMP_FORWARD_ERROR')}")
+    check(len(env.cores()) == 1 and "COREDUMP_FILENAME" in h, "the host did not keep it")
+    check(not ct.records(), "the container got it")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+    print(f"observed: {h['COREDUMP_FORWARD_ERROR'].decode()}")
+
+
 def case_userns():
     """A container with its own user namespace (uids 0.. inside are 100000.. outside): the
     forwarder enters it to connect as its root; the crash of its root is the container's UID 0."""
@@ -494,4 +514,4 @@ if __name__ == "__main__":
     run_cases({"forward": case_forward, "keep": case_keep, "not_asked": case_not_asked,
                "collector_gone": case_collector_gone, "collector_stalled": case_collector_stalled,
                "userns": case_userns, "hostile_clients": case_hostile_clients, "unit_not_roots": case_unit_not_roots,
-               "busy": case_busy})
+               "busy": case_busy, "privileged": case_privileged})

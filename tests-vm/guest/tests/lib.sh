@@ -89,7 +89,8 @@ wait_suppressed() {
 
 # --- containers (t16-t19): systemd-nspawn machines booted in units of the guest ----------------
 # Each runs under cds-ct-NAME.service with Delegate=yes, its payload in .../payload as nspawn
-# makes it; a crash loop inside (crash-loop.sh, from /cds, a directory of the guest bound there)
+# makes it, with a user namespace of its own (-U; a container without one is not forwarded
+# into: its PID namespace needs CAP_SYS_ADMIN to join, see test-forward.py); a crash loop inside (crash-loop.sh, from /cds, a directory of the guest bound there)
 # runs the crasher each time the guest touches /cds/go.
 MACHINES=/var/lib/machines
 ct_dir() { echo /var/lib/cds-ct-$1; }
@@ -124,7 +125,7 @@ ct_start() { # name rootfs: boots it (once), waits for its crash loop
         if ! systemctl is-active -q "cds-ct-$n.service"; then
                 ct_prepare "$n" "$2"
                 systemd-run -q --unit="cds-ct-$n" -p Delegate=yes -p KillMode=mixed \
-                        systemd-nspawn --quiet --boot --keep-unit --register=no --console=passive \
+                        systemd-nspawn --quiet --boot -U --keep-unit --register=no --console=passive \
                         -D "$root" --bind="$(ct_dir "$n")":/cds || return 1
         fi
         retry sh -c "[ -n \"\$(head -n1 $(ct_cgroup "$n")/payload/init.scope/cgroup.procs 2>/dev/null)\" ]" || return 1

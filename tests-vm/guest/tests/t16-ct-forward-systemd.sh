@@ -1,4 +1,4 @@
-# (a) A systemd-nspawn container running Debian trixie's systemd-coredump (257), whose unit asks
+# (a) A systemd-nspawn container (-U) running Debian trixie's systemd-coredump (257), whose unit asks
 # for its crashes (CoredumpReceive=yes: the cgroup xattr PID 1 sets; this guest's PID 1 is
 # bookworm's 252, older than the setting, so the test sets it as PID 1 does): a crash inside is
 # listed by the container's own coredumpctl with the container's PID, its core dumps as an ELF
