@@ -106,6 +106,7 @@ ct_exec() { # name command...: in every namespace of the container
 ct_prepare() { # name rootfs: the crash loop, enabled in the rootfs
         n=$1 root=$MACHINES/$2 cds=$(ct_dir "$1")
         mkdir -p "$cds"
+        chmod 0777 "$cds" # the container's root is another uid here (-U)
         cp "$CRASHER" "$cds/crasher"
         cat > "$cds/crash-loop.sh" <<'LOOP'
 #!/bin/sh
