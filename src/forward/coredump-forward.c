@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <sched.h>
@@ -209,6 +210,14 @@ static int start_decompressor(const char *name, pid_t *ret_pid) {
         return p[0];
 }
 
+/* No capability left: the sender needs none (it is root of the socket's owner). */
+static int drop_capabilities(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {};
+
+        return syscall(SYS_capset, &h, d) < 0 ? negative_errno() : 0;
+}
+
 /* Connects and sends everything: in a child that is a member of the container's PID namespace
  * (systemd's socket unit names its instance by the peer's PID, which must be visible there);
  * its exit status is the result. */
@@ -216,9 +225,6 @@ static int send_from_pidns(int sockpath, const uint8_t *fields, size_t len, int 
         siginfo_t si = {};
         pid_t self = getpid(), pid;
 
-        if (setns(PIDNS_FD, CLONE_NEWPID) < 0)
-                return fail(FORWARD_EXIT_PIDNS, log_error_errno(negative_errno(),
-                                                                "Cannot join the container's PID namespace: %m"));
         pid = fork();
         if (pid < 0)
                 return negative_errno();
@@ -226,7 +232,7 @@ static int send_from_pidns(int sockpath, const uint8_t *fields, size_t len, int 
                 _cleanup_close_ int s = -EBADF;
                 /* its parent is outside its PID namespace: getppid() says 0 */
                 int r = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-                                        (getppid() != 0 && getppid() != self)
+                                        (getppid() != 0 && getppid() != self) || drop_capabilities() < 0
                                 ? -EPERM
                                 : 0;
 
@@ -265,7 +271,14 @@ static int run(const char *name, bool userns, bool pidfd, pid_t parent) {
         core = start_decompressor(name, &child);
         if (core < 0)
                 return log_error_errno(core, "Cannot start reading the stored core: %m");
-        r = userns ? become_container_root(parent) : 0;
+        /* the PID namespace first: with the host's CAP_SYS_ADMIN, which joining the user namespace
+         * leaves behind (systemd-nspawn makes the PID namespace outside the user namespace) */
+        r = setns(PIDNS_FD, CLONE_NEWPID) < 0
+                    ? fail(FORWARD_EXIT_PIDNS,
+                           log_error_errno(negative_errno(), "Cannot join the container's PID namespace: %m"))
+                    : 0;
+        if (r >= 0 && userns)
+                r = become_container_root(parent);
         if (r >= 0)
                 r = send_from_pidns(sockpath, fields, len, core, pidfd);
         core = safe_close(core); /* the end of the message went with the connection */

@@ -28,8 +28,8 @@ const char *forward_exit_to_string(int status) {
         case FORWARD_EXIT_CORE:
                 return "the container's collector did not read the whole core";
         case FORWARD_EXIT_PIDNS:
-                return "the container's PID namespace cannot be joined (one without a user namespace of its own "
-                       "needs CAP_SYS_ADMIN, which coredumpd does not keep)";
+                return "the container's PID namespace cannot be joined (coredump-forward needs CAP_SYS_ADMIN: "
+                       "the unit's CapabilityBoundingSet=)";
         default:
                 return "the forwarder failed (its log line says why)";
         }

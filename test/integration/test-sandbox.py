@@ -13,6 +13,7 @@ from cdtest import BUILD, Env, check, crash, run_cases, test_user, wait_until
 
 PROBE = os.path.join(BUILD, "test", "sandbox-probe")
 MANAGER_CAPS = (1 << 19) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 6) | (1 << 8)
+MANAGER_CAPS_PERMITTED_ONLY = 1 << 21  # CAP_SYS_ADMIN, for coredump-forward
 
 
 def probe(user, action, *args):
@@ -60,11 +61,14 @@ def case_live_worker():
     env = Env({"CompressLevel": "19"})
     d = env.start()
     s = status(d.proc.pid)
-    check(int(s["CapEff"], 16) == MANAGER_CAPS and int(s["CapBnd"], 16) == MANAGER_CAPS,
-          f"manager CapEff {s['CapEff']} CapBnd {s['CapBnd']}, expected {MANAGER_CAPS:016x}")
+    all_caps = MANAGER_CAPS | MANAGER_CAPS_PERMITTED_ONLY
+    check(int(s["CapEff"], 16) == MANAGER_CAPS and int(s["CapPrm"], 16) == all_caps and int(s["CapBnd"], 16) == all_caps,
+          f"manager CapEff {s['CapEff']} CapPrm {s['CapPrm']} CapBnd {s['CapBnd']}, expected {MANAGER_CAPS:016x} "
+          f"effective, {all_caps:016x} permitted and bounding")
     spares = d.wait_idle_workers(2)
     for w in spares:  # waiting for a job: nothing of a crash seen yet, but already no more than the manager
-        check(int(status(w)["CapBnd"], 16) & ~MANAGER_CAPS == 0, f"spare {w} holds more than the manager")
+        check(int(status(w)["CapBnd"], 16) & ~(MANAGER_CAPS | MANAGER_CAPS_PERMITTED_ONLY) == 0,
+              f"spare {w} holds more than the manager")
     exe = os.path.join(env.base, "crasher")
     import shutil
     from cdtest import CRASHER

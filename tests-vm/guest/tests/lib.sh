@@ -89,8 +89,8 @@ wait_suppressed() {
 
 # --- containers (t16-t19): systemd-nspawn machines booted in units of the guest ----------------
 # Each runs under cds-ct-NAME.service with Delegate=yes, its payload in .../payload as nspawn
-# makes it, with a user namespace of its own (-U; a container without one is not forwarded
-# into: its PID namespace needs CAP_SYS_ADMIN to join, see test-forward.py); a crash loop inside (crash-loop.sh, from /cds, a directory of the guest bound there)
+# makes it, with a user namespace of its own (-U; test-forward.py has one without); a crash
+# loop inside (crash-loop.sh, from /cds, a directory of the guest bound there)
 # runs the crasher each time the guest touches /cds/go.
 MACHINES=/var/lib/machines
 ct_dir() { echo /var/lib/cds-ct-$1; }
