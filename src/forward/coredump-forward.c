@@ -71,7 +71,7 @@ static int open_collector_socket(void) {
                 .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
         };
         struct stat st;
-        int fd = (int) syscall(SYS_openat2, ROOT_FD, FORWARD_SOCKET_PATH + 1, &how, sizeof how);
+        int fd = (int) syscall(SYS_openat2, ROOT_FD, &FORWARD_SOCKET_PATH[1], &how, sizeof how);
 
         /* where openat2 is filtered (a service manager's seccomp answers ENOSYS for calls its
          * libseccomp does not know): the same walk by hand, stricter (no symlink at all) */
