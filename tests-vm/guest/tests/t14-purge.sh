@@ -24,9 +24,10 @@ for f in /etc/coredump-socket /var/lib/coredump-socket $SAVED /run/coredump-sock
         [ ! -e "$f" ] || fail "$f is left after purge"
 done
 # new since before the installation, apart from what the tests (their units, gdb's Python
-# bytecode), dpkg, apt and systemd-coredump keep (piuparts ignores the same kind of paths)
+# bytecode, t16-t19's containers and their shared directories), dpkg, apt and systemd-coredump
+# keep (piuparts ignores the same kind of paths)
 snapshot | comm -13 $STATE/files-before - | grep -v -E \
-        -e '^/var/lib/(dpkg|apt|cds-vmtest|systemd/coredump)(/|$)' \
+        -e '^/var/lib/(dpkg|apt|cds-vmtest|systemd/coredump|machines|cds-ct-[a-z]+)(/|$)' \
         -e '^/var/lib/systemd/deb-systemd-helper-(enabled|masked)(/[a-z.-]+\.wants)?$' \
         -e '^/etc/systemd/system/[a-z.-]*\.wants/cds-[a-z-]*\.service$' -e '/__pycache__(/|$)' \
         -e '^/var/cache/(apt|debconf|ldconfig|man)(/|$)' -e '^/etc/(passwd|group|shadow|gshadow|subuid|subgid)-?$' \
