@@ -884,6 +884,7 @@ static void count_forwarding(const Crash *c, unsigned *all, unsigned *unit) {
  * record says why). */
 static int crash_forward(Crash *c, CoreFacts *facts) {
         const char *name = strrchr(facts->filename, '/') ? strrchr(facts->filename, '/') + 1 : facts->filename;
+        _cleanup_close_ int core = -EBADF;
         unsigned all, unit;
         int r;
 
@@ -900,8 +901,6 @@ static int crash_forward(Crash *c, CoreFacts *facts) {
                 return -EBUSY;
         }
         c->forward_signal = facts->has_signal ? facts->signal : 0;
-        _cleanup_close_ int core = -EBADF;
-
         snprintf(c->forward_core, sizeof c->forward_core, "%s", name);
         /* the file just linked, for reading (the output descriptor is write-only) */
         core = openat(c->manager->storage_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);

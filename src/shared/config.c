@@ -128,13 +128,16 @@ SIZE_KEY(keep_free, keep_free)
 
 SIZE_KEY(external_size_max, external_size_max)
 
-static int parse_enter_namespace(Config *c, const char *v) {
-        int b = parse_boolean(v);
-        if (b < 0)
-                return b;
-        c->enter_namespace = b;
-        return 0;
-}
+#define BOOL_KEY(name, field)                               \
+        static int parse_##name(Config *c, const char *v) { \
+                int b = parse_boolean(v);                   \
+                if (b < 0)                                  \
+                        return b;                           \
+                c->field = b;                               \
+                return 0;                                   \
+        }
+BOOL_KEY(enter_namespace, enter_namespace)
+BOOL_KEY(keep_forwarded, keep_forwarded)
 
 static int parse_directory(Config *c, const char *v) {
         if (v[0] != '/' || strlen(v) >= sizeof c->directory || strstr(v, "/../") ||
@@ -205,14 +208,6 @@ static int parse_sec_range(const char *v, uint64_t min, uint64_t max, uint64_t *
 
 static int parse_timeout(Config *c, const char *v) {
         return parse_sec_range(v, CRASH_TIMEOUT_MIN_USEC, CRASH_TIMEOUT_MAX_USEC, &c->timeout_usec);
-}
-
-static int parse_keep_forwarded(Config *c, const char *v) {
-        int b = parse_boolean(v);
-        if (b < 0)
-                return b;
-        c->keep_forwarded = b;
-        return 0;
 }
 
 static int parse_forward_timeout(Config *c, const char *v) {
