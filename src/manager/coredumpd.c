@@ -143,6 +143,9 @@ static int check_config(const Args *a) {
                 printf("WorkerStallTimeoutSec=infinity\n");
         else
                 printf("WorkerStallTimeoutSec=%llu\n", (unsigned long long) (c.worker_stall_usec / USEC_PER_SEC));
+        /* in bytes, as this machine's memory makes it */
+        printf("SpoolMax=%llu\n", (unsigned long long) config_spool_max(&c, (uint64_t) MAX(sysconf(_SC_PHYS_PAGES), 0L) *
+                                                                            (uint64_t) MAX(sysconf(_SC_PAGESIZE), 0L)));
         return 0;
 }
 

@@ -48,6 +48,7 @@ void config_init_defaults(Config *c) {
                 .forward_timeout_usec = FORWARD_TIMEOUT_DEFAULT_USEC,
                 .max_parallel_per_user = PARALLEL_PER_USER_DEFAULT,
                 .worker_stall_usec = DEFAULT_WORKER_STALL_USEC,
+                .spool_max = UINT64_MAX,
                 .rate_limit_interval_usec = DEFAULT_RATE_LIMIT_INTERVAL_USEC,
                 .rate_limit_burst = DEFAULT_RATE_LIMIT_BURST,
         };
@@ -127,6 +128,20 @@ SIZE_KEY(max_use, max_use)
 SIZE_KEY(keep_free, keep_free)
 
 SIZE_KEY(external_size_max, external_size_max)
+/* "infinity" asks for the cap (a quarter of the memory); UINT64_MAX itself means the default */
+static int parse_spool_max(Config *c, const char *v) {
+        int r = parse_size(v, &c->spool_max);
+
+        if (r >= 0 && c->spool_max == UINT64_MAX)
+                c->spool_max = UINT64_MAX - 1;
+        return r;
+}
+
+uint64_t config_spool_max(const Config *c, uint64_t physical) {
+        if (c->spool_max == UINT64_MAX)
+                return physical / SPOOL_DEFAULT_SHARE;
+        return MIN(c->spool_max, physical / SPOOL_CAP_SHARE);
+}
 
 #define BOOL_KEY(name, field)                               \
         static int parse_##name(Config *c, const char *v) { \
@@ -269,6 +284,7 @@ static const struct {
         { "MaxParallel", parse_max_parallel, { FIELD(max_parallel) } },
         { "MaxParallelPerUser", parse_max_parallel_per_user, { FIELD(max_parallel_per_user) } },
         { "WorkerStallTimeoutSec", parse_worker_stall, { FIELD(worker_stall_usec) } },
+        { "SpoolMax", parse_spool_max, { FIELD(spool_max) } },
         { "TimeoutSec", parse_timeout, { FIELD(timeout_usec) } },
         { "KeepForwarded", parse_keep_forwarded, { FIELD(keep_forwarded) } },
         { "ForwardTimeoutSec", parse_forward_timeout, { FIELD(forward_timeout_usec) } },

@@ -60,6 +60,11 @@ typedef enum CaptureMode {
 #define WORKER_STALL_MIN_USEC (1 * USEC_PER_SEC)
 #define WORKER_STALL_MAX_USEC (3600 * USEC_PER_SEC)
 #define WORKER_STALL_INFINITY UINT64_MAX
+/* SpoolMax=: UINT64_MAX is the default rule, a 1/SPOOL_DEFAULT_SHARE of physical memory; a value
+ * is capped at 1/SPOOL_CAP_SHARE of it (a spool beyond would push the machine into swap or the
+ * OOM killer exactly when something is already crashing). */
+#define SPOOL_DEFAULT_SHARE 16U
+#define SPOOL_CAP_SHARE 4U
 
 typedef struct Config {
         Storage storage;
@@ -85,6 +90,9 @@ typedef struct Config {
         unsigned max_parallel_per_user;
         /* a busy worker that does not run for this long is killed (WORKER_STALL_INFINITY: never) */
         uint64_t worker_stall_usec;
+        /* all cores held in memory at once (uncompressed, zero pages left out) so that their
+         * tasks go before their compression; UINT64_MAX = the default rule, 0 = never */
+        uint64_t spool_max;
         /* per executable and per service: at most burst cores in interval (0 = no limit) */
         uint64_t rate_limit_interval_usec;
         unsigned rate_limit_burst;
@@ -123,6 +131,8 @@ int config_parse_line(Config *c, const char *file, unsigned line, char *text, bo
 /* The name of the i-th key, NULL past the last (for tests that cover every key). */
 const char *config_key_name(size_t i);
 
+/* SpoolMax= in effect on a machine with this much physical memory (bytes). */
+uint64_t config_spool_max(const Config *c, uint64_t physical);
 /* MaxParallelPerUser= in effect: the value set, or the default rule; UINT_MAX for no cap. */
 unsigned config_max_parallel_per_user(const Config *c);
 

@@ -49,6 +49,25 @@ int loop_write(int fd, const void *buf, size_t n) {
         return 0;
 }
 
+int loop_pwrite(int fd, const void *buf, size_t n, off_t offset) {
+        const char *p = buf;
+
+        while (n > 0) {
+                ssize_t k = pwrite(fd, p, n, offset);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        return -EIO;
+                p += k;
+                n -= (size_t) k;
+                offset += k;
+        }
+        return 0;
+}
+
 ssize_t read_small_file_at(int dirfd, const char *path, char *buf, size_t size) {
         _cleanup_close_ int fd = -EBADF;
         ssize_t n;

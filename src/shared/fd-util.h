@@ -11,6 +11,8 @@
 ssize_t loop_read(int fd, void *buf, size_t n);
 /* Writes all n bytes; returns 0 or negative errno. */
 int loop_write(int fd, const void *buf, size_t n);
+/* Writes all n bytes at offset (the file position unchanged). */
+int loop_pwrite(int fd, const void *buf, size_t n, off_t offset);
 /* Reads a small file below dirfd into buf (NUL-terminated, at most size-1 bytes);
  * returns the length or negative errno. */
 ssize_t read_small_file_at(int dirfd, const char *path, char *buf, size_t size);

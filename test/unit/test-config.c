@@ -67,6 +67,17 @@ static void test_values(void) {
         CHECK_EQ(parse(&c, "RateLimitIntervalSec=30d"), -ERANGE);
         CHECK_EQ(parse(&c, "RateLimitIntervalSec=soon"), -EINVAL);
         CHECK_EQ(parse(&c, "MaxAgeSec=0"), -ERANGE);
+        /* SpoolMax=: a sixteenth of the memory by default, capped at a quarter, 0 for none */
+        CHECK_EQ(config_spool_max(&c, UINT64_C(16) << 30), UINT64_C(1) << 30);
+        CHECK_EQ(parse(&c, "SpoolMax=-1"), -EINVAL);
+        CHECK_EQ(parse(&c, "SpoolMax=0"), 0);
+        CHECK_EQ(config_spool_max(&c, UINT64_C(16) << 30), 0);
+        CHECK_EQ(parse(&c, "SpoolMax=100M"), 0);
+        CHECK_EQ(config_spool_max(&c, UINT64_C(16) << 30), UINT64_C(100) << 20);
+        CHECK_EQ(parse(&c, "SpoolMax=1E"), 0);
+        CHECK_EQ(config_spool_max(&c, UINT64_C(16) << 30), UINT64_C(4) << 30);
+        CHECK_EQ(parse(&c, "SpoolMax=infinity"), 0);
+        CHECK_EQ(config_spool_max(&c, UINT64_C(16) << 30), UINT64_C(4) << 30);
         CHECK_EQ(parse(&c, "MaxAgeSec=1000000w"), -ERANGE);
 
         /* the limits: defaults, then set; 0 turns rate limiting off, infinity MaxAgeSec= */
@@ -189,14 +200,14 @@ static bool config_same(const Config *a, const Config *b) {
                a->rate_limit_interval_usec == b->rate_limit_interval_usec &&
                a->rate_limit_burst == b->rate_limit_burst && a->mode == b->mode &&
                a->max_parallel_per_user == b->max_parallel_per_user && a->worker_stall_usec == b->worker_stall_usec &&
-               a->keep_forwarded == b->keep_forwarded && a->forward_timeout_usec == b->forward_timeout_usec;
+               a->keep_forwarded == b->keep_forwarded && a->forward_timeout_usec == b->forward_timeout_usec && a->spool_max == b->spool_max;
 }
 
 /* A value other than the default for each key; a key missing here fails the test. */
 static const char *const non_defaults[][2] = {
         { "Storage", "journal" },      { "Mode", "pipe" },
         { "Compress", "lz4" },         { "CompressLevel", "5" },
-        { "ProcessSizeMax", "1G" },    { "ExternalSizeMax", "2G" },
+        { "ProcessSizeMax", "1G" },    { "ExternalSizeMax", "2G" }, { "SpoolMax", "100M" },
         { "JournalSizeMax", "3M" },    { "MaxUse", "1G" },
         { "KeepFree", "2G" },          { "EnterNamespace", "yes" },
         { "Directory", "/srv/cores" }, { "WorkerUser", "nobody" },
