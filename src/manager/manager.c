@@ -114,6 +114,7 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
         };
         *ret = m;
         limits_init(&m->limits, suppress_summary, m);
+        m->physical_memory = (uint64_t) MAX(sysconf(_SC_PHYS_PAGES), 0L) * (uint64_t) MAX(sysconf(_SC_PAGESIZE), 0L);
 
         r = config_load(&m->config, config_file, dropin_dir);
         if (r < 0)

@@ -71,6 +71,8 @@ typedef struct Manager {
         gid_t worker_gid;
         Worker *workers;
         unsigned n_workers;
+        uint64_t physical_memory; /* bytes: SpoolMax='s default and cap are shares of it */
+        uint64_t spool_held;      /* spool granted to workers now (SpoolMax= bounds it) */
         unsigned spawn_failures;
         sd_event_source *respawn_timer;
         sd_event_source *watchdog_timer; /* worker-watchdog.c: on while a worker is watched */

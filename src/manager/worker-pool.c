@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pool of single-use workers: posix_spawn, READY, jobs and their fds, the message permits,
  * death and respawn. Manager (root): spawns, signals and reaps only its own workers. */
+#include <assert.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -27,9 +28,19 @@
 #include "worker-log.h"
 #include "worker-pool.h"
 
+/* Its spool is drained (RESULT) or gone with it: the room goes back to the others. */
+static void worker_spool_return(Worker *w) {
+        Manager *m = w->manager;
+
+        assert(m->spool_held >= w->spool_granted);
+        m->spool_held -= w->spool_granted;
+        w->spool_granted = 0;
+}
+
 static void worker_free(Worker *w) {
         Manager *m = w->manager;
 
+        worker_spool_return(w);
         worker_log_close(w);
         sd_event_source_disable_unref(w->control_source);
         sd_event_source_disable_unref(w->child_source);
@@ -110,7 +121,11 @@ static void on_result(Worker *w) {
 
         if (r == -EAGAIN)
                 return;
+        worker_spool_return(w); /* drained before RESULT, or the worker is going */
         if (r >= 0 && w->crash) {
+                if (res.spooled > 0)
+                        log_debug("Crash of PID %d: %llu bytes spooled, compressed after the release",
+                                  (int) w->crash->info.pid, (unsigned long long) res.spooled);
                 record_free(&w->crash->analysis);
                 if (read_analysis(analysis_fd, &w->crash->analysis) < 0)
                         log_warning("Crash of PID %d: the worker's stack traces are unreadable, ignored",
@@ -160,14 +175,57 @@ int worker_commit(Worker *w, const CoreFacts *facts) {
         return 0;
 }
 
+/* SPOOL: as much as asked, as far as its ceiling and what SpoolMax= has left allow. */
+static void on_spool(Worker *w) {
+        Manager *m = w->manager;
+        uint64_t budget = config_spool_max(&m->config, m->physical_memory), left;
+        MsgSpool ask, grant = { .hdr = { PROTO_MAGIC, MSG_SPOOL_GRANT } };
+        int r = proto_recv(w->control_fd, MSG_SPOOL, &ask, sizeof ask, NULL, 0);
+
+        if (r == -EAGAIN)
+                return;
+        if (r < 0 || w->spool_asked) {
+                Crash *c = worker_detach(w);
+                worker_kill(w, r == -ECONNRESET ? "exited without a result" : "asked for a spool out of turn");
+                if (c)
+                        crash_worker_lost(c, "the worker failed");
+                return;
+        }
+        w->spool_asked = true;
+        left = budget > m->spool_held ? budget - m->spool_held : 0;
+        grant.bytes = MIN(MIN(ask.bytes, w->spool_ceiling), left);
+        w->spool_granted = grant.bytes;
+        m->spool_held += grant.bytes;
+        r = proto_send(w->control_fd, &grant, sizeof grant, NULL, 0);
+        if (r < 0) {
+                Crash *c = worker_detach(w);
+                worker_kill(w, "could not be sent its spool");
+                if (c)
+                        crash_worker_lost(c, "the worker failed");
+        }
+}
+
+/* While busy: RESULT, or before it, once, SPOOL (the header says which; each handler checks the
+ * whole message). */
+static void on_busy(Worker *w) {
+        MsgHeader h;
+        ssize_t n = recv(w->control_fd, &h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
+
+        if (n == (ssize_t) sizeof h && h.magic == PROTO_MAGIC && h.type == MSG_SPOOL)
+                on_spool(w);
+        else
+                on_result(w);
+}
+
 /* The permit table: in each phase exactly one message is allowed, once (each handler takes only
- * its own type at its exact size); in any other phase any message is a violation. */
+ * its own type at its exact size; SPOOL, once, beside RESULT); in any other phase any message is
+ * a violation. */
 static const struct {
         WorkerState state;
         void (*handle)(Worker *w);
 } permits[] = {
         { WORKER_STARTING, on_ready },      /* MSG_READY */
-        { WORKER_BUSY, on_result },         /* MSG_RESULT */
+        { WORKER_BUSY, on_busy },           /* MSG_RESULT, or MSG_SPOOL once before it */
         { WORKER_COMMITTING, on_recorded }, /* MSG_RECORDED */
 };
 
@@ -433,6 +491,7 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
                 .journal_size_max = MIN(cfg->journal_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
                 .n_modules = c->meta.modules ? (uint32_t) c->meta.modules->n : 0,
         };
+        uint64_t spool_budget = config_spool_max(cfg, m->physical_memory);
         _cleanup_close_ int table_fd = module_table_memfd(c->meta.modules);
         int fds[JOB_FDS] = { conn_fd, out_fd, record_fd, table_fd };
         int r;
@@ -448,8 +507,11 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
                                          store_core_cap(m->storage_fd, cfg, c->info.ruid, crash_store_in_flight(m, c),
                                                         c->record.len, &job.keep_free, &held));
                 c->store_granted = job.store_size_max;
+                /* a compressed core may be spooled: its task goes before the compression */
+                if (cfg->compress != COMPRESSION_NONE && spool_budget > m->spool_held)
+                        job.spool_max = spool_budget - m->spool_held;
         }
-
+        w->spool_ceiling = job.spool_max;
         if (table_fd < 0) {
                 worker_kill(w, "could not be given its module table");
                 return table_fd;

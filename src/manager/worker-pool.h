@@ -49,6 +49,9 @@ typedef struct Worker {
         unsigned log_lines;   /* lines logged for this crash (WORKER_LOG_LINES_MAX) */
         unsigned log_dropped; /* bytes not logged (the pipe is closed at WORKER_LOG_DROPPED_MAX) */
         WorkerProgress progress; /* worker-watchdog.c, once it has a job */
+        uint64_t spool_ceiling;  /* the most its SPOOL may be granted (its job's spool_max) */
+        uint64_t spool_granted;  /* held in Manager.spool_held until RESULT or its end */
+        bool spool_asked;        /* SPOOL comes once */
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 

@@ -23,6 +23,9 @@
  *                     to become
  *   manager MODULES   the crashed process's mapped files, opened in its mount namespace, in
  *                     batches of MODULES_BATCH descriptors (as many as the table lists)
+ *   worker  SPOOL     (at most once, before RESULT) the core's size as its ELF headers say: room
+ *                     asked in the memory spool, so that the task goes before the compression
+ *   manager GRANT     the answer: the room granted (0: compress while receiving)
  *   worker  RESULT    the core is received and written; what its notes say; [analysis memfd]:
  *                     the stack traces and packages (a record, checked by the manager)
  *   manager COMMIT    the core is linked (or not): the final facts for the record
@@ -35,6 +38,8 @@ typedef enum MsgType {
         MSG_RECORDED = 5,
         MSG_MODULES = 6,
         MSG_HANDOVER = 7, /* coredump-pipe → coredumpd, on the handover socket */
+        MSG_SPOOL = 8,
+        MSG_SPOOL_GRANT = 9,
 } MsgType;
 
 typedef struct MsgHeader {
@@ -102,7 +107,19 @@ typedef struct MsgJob {
          * job starts, the cores then in flight counted); the worker's RLIMIT_FSIZE */
         uint64_t store_size_max;
         uint64_t keep_free; /* stop storing before the file system has less than this free */
+        /* the most a SPOOL may be granted (SpoolMax= less what other cores hold as the job
+         * starts); 0: ask for none. The worker's RLIMIT_FSIZE until the spool is drained. */
+        uint64_t spool_max;
 } MsgJob;
+
+/* No job's spool_max is larger (SpoolMax= is capped at a share of the memory far below). */
+#define JOB_SPOOL_MAX (UINT64_C(1) << 44)
+
+/* SPOOL (worker) and GRANT (manager): bytes of spool asked, and granted. */
+typedef struct MsgSpool {
+        MsgHeader hdr;
+        uint64_t bytes;
+} MsgSpool;
 
 /* Every file the worker writes but the core (its memfds: the analysis, a large journal entry)
  * fits in this; RLIMIT_FSIZE is never set lower. */
@@ -131,6 +148,8 @@ typedef struct MsgResult {
         char pad[3];
         uint32_t peak_rss_kib; /* the worker's peak resident memory so far */
         uint32_t store_stop;   /* StoreStop: why storing stopped before the core's end */
+        uint32_t spare;
+        uint64_t spooled;      /* bytes the spool held (0: compressed while receiving) */
 } MsgResult;
 
 /* Why the worker stopped storing a core (it still reads on, for the stack traces). */

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "macro.h"
 #include "receive.h"
+#include "spool.h"
 
 /* ProcessSizeMax= bounds what is processed (the stack traces), ExternalSizeMax= what is stored
  * and JournalSizeMax= what goes into the journal; the core is read as far as the largest of
@@ -172,16 +173,85 @@ static void finish_capture(ElfStream *elf, Capture *cap, CoreCapture *out) {
         elf_stream_free_kept(elf);
 }
 
-int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, MsgResult *res,
+/* The stored file's side of the stream: the share of each piece of it the file takes, in order,
+ * while it is received or when the spool is replayed. */
+typedef struct StoreCtx {
+        Sink *sink;
+        const MsgJob *job;
+        StoreRoom room;
+        bool cut;      /* nothing more is stored: past ExternalSizeMax=, or out of room */
+        uint32_t stop; /* StoreStop */
+        int error;     /* a write failed: the core cannot be kept */
+} StoreCtx;
+
+static int store_feed(void *userdata, const uint8_t *p, size_t n, uint64_t offset) {
+        StoreCtx *st = userdata;
+        size_t share;
+
+        if (!st->sink || st->error < 0 || st->cut)
+                return 0;
+        share = store_share(st->job, offset, n, &st->cut);
+        st->error = store_chunk(st->sink, &st->room, p, share, &st->stop);
+        /* no more room: what is stored is complete and stays; the rest is read on */
+        st->cut = st->cut || st->stop != STORE_STOP_NONE;
+        return st->error;
+}
+
+typedef enum SpoolMode {
+        SPOOL_UNDECIDED, /* not known yet how large the core is */
+        SPOOL_ON,        /* granted: the rest goes into the spool until the connection ends */
+        SPOOL_OFF,       /* compressed while received */
+} SpoolMode;
+
+/* Once the ELF headers say how large the core is (the chunk that brought them is not stored
+ * yet): room asked for what is left of the stored part, and the spool opened at the chunk's
+ * offset with what was granted. */
+static SpoolMode spool_decide(const ElfStream *elf, const StoreCtx *st, uint64_t got, spool_ask_fn ask,
+                              Spool *spool) {
+        uint64_t end, granted = 0;
+
+        if (!st->sink || !ask || st->job->spool_max == 0 || st->cut || st->error < 0 || elf->state == ELF_STREAM_INVALID)
+                return SPOOL_OFF;
+        if (elf->state != ELF_STREAM_KNOWN)
+                return got < SPOOL_DECIDE_BY ? SPOOL_UNDECIDED : SPOOL_OFF;
+        end = MIN(elf->expected_size, st->job->external_size_max);
+        if (end <= got || end - got < SPOOL_WANT_MIN)
+                return SPOOL_OFF;
+        if (ask(MIN(end - got, st->job->spool_max), &granted) < 0 || granted == 0)
+                return SPOOL_OFF;
+        if (spool_open(spool, got, MIN(granted, st->job->spool_max)) < 0) {
+                log_debug("Could not open the spool, compressing while receiving");
+                return SPOOL_OFF;
+        }
+        return SPOOL_ON;
+}
+
+/* The spool is full (or failed): what it holds goes to the sink now, the rest as it comes. */
+static int spool_spill(Spool *spool, StoreCtx *st) {
+        _cleanup_free_ uint8_t *buf = malloc(CORE_READ_CHUNK);
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        log_debug("The core outgrew its spool (%llu bytes): compressing the rest while receiving",
+                  (unsigned long long) spool->granted);
+        r = spool_replay(spool, buf, CORE_READ_CHUNK, store_feed, st);
+        spool_close(spool);
+        return r;
+}
+
+int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, spool_ask_fn ask, MsgResult *res,
                  bool *ret_journal_fit, CoreCapture *ret_capture) {
         _cleanup_free_ uint8_t *buf = malloc(CORE_READ_CHUNK);
         _cleanup_free_ Capture *cap = calloc(1, sizeof *cap);
-        uint64_t limit = read_limit(job), got = 0;
-        bool cut = false, store_cut = false, journal_fit = journal_fd >= 0;
-        StoreRoom room = { .fd = out_fd, .cap = job->store_size_max, .keep_free = job->keep_free };
-        uint32_t stop = STORE_STOP_NONE;
+        uint64_t limit = read_limit(job), got = 0, spooled = 0;
+        bool cut = false, journal_fit = journal_fd >= 0;
+        StoreCtx st = { .sink = sink, .job = job,
+                        .room = { .fd = out_fd, .cap = job->store_size_max, .keep_free = job->keep_free } };
+        SpoolMode mode = SPOOL_UNDECIDED;
+        Spool spool = {};
         ElfStream elf;
-        int r = 0;
+        int r;
 
         *ret_capture = (CoreCapture) {};
         if (!buf || !cap)
@@ -210,14 +280,14 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                 if (journal_fit && (got + (uint64_t) n > job->journal_size_max ||
                                     loop_write(journal_fd, buf, (size_t) n) < 0))
                         journal_fit = false;
-                if (sink && r == 0 && !store_cut) {
-                        size_t share = store_share(job, got, (size_t) n, &store_cut);
-                        /* Out of space or I/O error: stop taking the core, it cannot be kept. */
-                        if ((r = store_chunk(sink, &room, buf, share, &stop)) < 0)
-                                cut = true;
-                        /* no more room: what is stored is complete and stays; the rest is read on */
-                        store_cut = store_cut || stop != STORE_STOP_NONE;
+                if (mode == SPOOL_UNDECIDED)
+                        mode = spool_decide(&elf, &st, got, ask, &spool);
+                if (mode == SPOOL_ON && spool_add(&spool, buf, (size_t) n) < 0) {
+                        mode = SPOOL_OFF;
+                        (void) spool_spill(&spool, &st);
                 }
+                if (mode != SPOOL_ON && store_feed(&st, buf, (size_t) n, got) < 0)
+                        cut = true; /* out of space or I/O error: stop taking the core, it cannot be kept */
                 got += (uint64_t) n;
                 if (cut)
                         break;
@@ -227,6 +297,12 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                 (void) shutdown(conn, SHUT_RD);
         safe_close(conn); /* with the manager's copy already closed, this releases the task */
 
+        if (mode == SPOOL_ON) {
+                spooled = spool.used;
+                (void) spool_replay(&spool, buf, CORE_READ_CHUNK, store_feed, &st);
+                spool_close(&spool);
+        }
+        r = st.error;
         if (sink && r == 0)
                 r = sink_finish(sink);
         if (sink && r == 0 && fsync(out_fd) < 0)
@@ -235,11 +311,12 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
         *res = (MsgResult) {
                 .hdr = { PROTO_MAGIC, MSG_RESULT },
                 .error = r,
-                .state = final_state(&elf, got, (cut || (sink && store_cut)) && r == 0),
+                .state = final_state(&elf, got, (cut || (sink && st.cut)) && r == 0),
                 .bytes_in = got,
                 .bytes_out = sink ? sink->bytes_out : 0,
                 .expected = elf.state == ELF_STREAM_KNOWN ? elf.expected_size : 0,
-                .store_stop = stop,
+                .store_stop = st.stop,
+                .spooled = spooled,
         };
         copy_notes(&elf, res);
         finish_capture(&elf, cap, ret_capture);

@@ -48,8 +48,12 @@ static int wait_msg(uint32_t type, void *msg, size_t size, int *fds, size_t n_fd
 
 /* RLIMIT_FSIZE before a byte of the core is read, soft = hard: even a worker the core took over
  * cannot grow its file past the job's cap (or WORKER_FSIZE_FLOOR, what its memfds need), not
- * even after RESULT. SIGXFSZ ignored: a write past it fails with EFBIG instead of killing. */
-static int limit_file_size(const MsgJob *job) {
+ * even after RESULT. While the core streams, the spool (a memfd, spool.h) needs up to the job's
+ * spool_max: until then the stored file's bound is the larger of the two (SpoolMax= is a share
+ * of the memory, so a worker the core took over at that point could overshoot its cap by at
+ * most that); the limit comes down to the cap before RESULT (with_spool false), for good.
+ * SIGXFSZ ignored: a write past it fails with EFBIG instead of killing. */
+static int limit_file_size(const MsgJob *job, bool with_spool) {
         uint64_t max = WORKER_FSIZE_FLOOR;
         struct rlimit rl;
 
@@ -57,6 +61,8 @@ static int limit_file_size(const MsgJob *job) {
                 max = MAX(max, job->store_size_max);
         if (job->flags & JOB_FLAG_JOURNAL_CORE) /* the entry's memfd holds the core too */
                 max = job->journal_size_max > UINT64_MAX - max ? UINT64_MAX : max + job->journal_size_max;
+        if (with_spool)
+                max = MAX(max, job->spool_max);
         rl = (struct rlimit) { .rlim_cur = max >= RLIM_INFINITY ? RLIM_INFINITY : max };
         rl.rlim_max = rl.rlim_cur;
         if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR || setrlimit(RLIMIT_FSIZE, &rl) < 0)
@@ -64,9 +70,22 @@ static int limit_file_size(const MsgJob *job) {
         return 0;
 }
 
+/* SPOOL, then the manager's GRANT. */
+static int ask_spool(uint64_t bytes, uint64_t *granted) {
+        MsgSpool ask = { .hdr = { PROTO_MAGIC, MSG_SPOOL }, .bytes = bytes }, grant;
+        int r = proto_send(WORKER_CONTROL_FD, &ask, sizeof ask, NULL, 0);
+
+        if (r >= 0)
+                r = wait_msg(MSG_SPOOL_GRANT, &grant, sizeof grant, NULL, 0);
+        if (r < 0)
+                return log_warning_errno(r, "No spool granted: %m");
+        *granted = grant.bytes;
+        return 0;
+}
+
 static int job_valid(const MsgJob *job) {
         if (job->compression > COMPRESSION_LZ4 || (job->flags & ~JOB_FLAGS_ALL) || job->spare != 0 ||
-            job->spare2 != 0 || job->n_modules > MODULES_MAX ||
+            job->spare2 != 0 || job->n_modules > MODULES_MAX || job->spool_max > JOB_SPOOL_MAX ||
             job->uid == 0 || job->uid == UID_INVALID || job->gid == GID_INVALID)
                 return -EBADMSG;
         return 0;
@@ -258,10 +277,13 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         }
         journal_fd = open_journal_core(job);
         maybe_misbehave(&rec, "core", fds[JOB_FD_OUT]);
-        r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, &res, &journal_fit, &cap);
+        r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, ask_spool, &res, &journal_fit, &cap);
         fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released */
         if (r < 0)
                 return log_error_errno(r, "Failed to receive the core: %m");
+        r = limit_file_size(job, false); /* the spool is gone */
+        if (r < 0)
+                return log_error_errno(r, "Failed to lower the file size limit: %m");
         if (store_stop_to_string(res.store_stop) &&
             record_add_str(&rec, "COREDUMP_PROCESSING_ERROR", store_stop_to_string(res.store_stop)) < 0)
                 log_warning("Failed to say in the entry why the core is truncated");
@@ -388,7 +410,7 @@ int main(int argc, char **argv) {
                 close_fds(fds);
                 return log_error_errno(r < 0 ? r : -EBADMSG, "Invalid job from the manager: %m"), 1;
         }
-        r = limit_file_size(&job);
+        r = limit_file_size(&job, true);
         if (r < 0) {
                 close_fds(fds);
                 return log_error_errno(r, "Failed to limit the core's file size: %m"), 3;

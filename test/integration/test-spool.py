@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The memory spool (SpoolMax=): the crashed task goes once its core is received, the core is
+compressed after; the stored core is the same either way, zero pages are not held, a core that
+outgrows the spool is compressed while received, and a daemon told to stop finishes a spooled
+core first."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+from cdtest import Env, check, crash, decompress, elf_core_info, record_of, run_cases, start_crash
+
+DEBUG = {"COREDUMP_SOCKET_LOG_LEVEL": "debug"}
+
+
+def spooled(d, pid):
+    m = re.search(rf"Crash of PID {pid}: (\d+) bytes spooled", d.log_text())
+    return int(m.group(1)) if m else None
+
+
+def stored_core(env, d, pid):
+    rec = record_of(env, pid, d)
+    path = rec.get("COREDUMP_FILENAME", b"").decode()
+    check(path and os.path.exists(path), f"no stored core for PID {pid}: {rec}")
+    core = decompress(path, os.path.join(env.base, f"core.{pid}.elf"))
+    info = elf_core_info(core)
+    check(info["type"] == 4 and info["pids"] and info["pids"][0] == pid, f"the stored core is no core of {pid}: {info}")
+    return core, rec
+
+
+def case_released_first():
+    """With a slow compression (level 19, seconds for this core), the task is gone before its
+    core is complete: the spool released it. Without a spool (SpoolMax=0) the same crash holds
+    the task until the core is compressed."""
+    env = Env({"CompressLevel": "19"})
+    d = env.start(environ=DEBUG)
+    p = start_crash("mem", 16, sync=True)
+    p.stdin.write(b"x")
+    p.stdin.flush()
+    t0 = time.monotonic()
+    check(p.wait(60) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    held = time.monotonic() - t0
+    early = f"Crash of PID {p.pid} (crasher, uid 0): core complete" in d.log_text()
+    line = d.wait_log(rf"Crash of PID {p.pid} \(crasher, uid 0\): core complete", timeout=120)
+    complete = time.monotonic() - t0
+    print(f"observed: task held {held:.2f} s, core complete after {complete:.2f} s; {line.strip()}")
+    check(not early, "the core was complete when the task was released: nothing was spooled")
+    check((spooled(d, p.pid) or 0) > 8 << 20, f"no spool for a 16 MiB core:\n{d.log_text()[-3000:]}")
+    stored_core(env, d, p.pid)
+    d.stop()
+
+    env2 = Env({"CompressLevel": "19", "SpoolMax": "0"})
+    d2 = env2.start(environ=DEBUG)
+    p = start_crash("mem", 16, sync=True)
+    p.stdin.write(b"x")
+    p.stdin.flush()
+    t0 = time.monotonic()
+    check(p.wait(120) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    inline = time.monotonic() - t0
+    print(f"observed: SpoolMax=0: task held {inline:.2f} s")
+    check(spooled(d2, p.pid) is None and "spooled" not in d2.log_text(), "SpoolMax=0 spooled")
+    check(inline > held, f"the task was held {inline:.2f} s without a spool, {held:.2f} s with one")
+    stored_core(env2, d2, p.pid)
+    d2.stop()
+
+
+def case_sparse():
+    """1 GiB of untouched memory: the spool holds its data, not its zeros; the stored core has
+    them all and reads as the crasher's."""
+    env = Env()
+    d = env.start(environ=DEBUG)
+    pid, rc = crash("sparse", 1024)
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    core, _ = stored_core(env, d, pid)
+    n = spooled(d, pid)
+    print(f"observed: core {os.path.getsize(core) >> 20} MiB, spool {n} bytes")
+    check(os.path.getsize(core) > 1 << 30, f"the core is {os.path.getsize(core)} bytes, the zeros are missing")
+    check(n is not None and n < 32 << 20, f"the spool held {n} bytes of a mostly-zero core")
+    d.stop()
+
+
+def case_overflow():
+    """SpoolMax=1M and 64 MiB of random memory: the core outgrows the spool, what it held is
+    compressed at once and the rest while received; the stored core is complete."""
+    env = Env({"SpoolMax": "1M"})
+    d = env.start(environ=DEBUG)
+    pid, rc = crash("mem", 64, "random")
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    d.wait_log(r"outgrew its spool \(1048576 bytes\)")
+    core, rec = stored_core(env, d, pid)
+    check(os.path.getsize(core) > 64 << 20, f"the core is {os.path.getsize(core)} bytes")
+    check(rec.get("COREDUMP_TRUNCATED") is None, f"the core was cut: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    check(spooled(d, pid) is None, "the spool that overflowed was reported as used")
+    d.stop()
+
+
+PYTHON_BIG = "import os, signal\nb = os.urandom(24 << 20)\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+
+
+def case_real_program():
+    """python3 with 24 MiB of random bytes on its heap: its core goes through the spool and is
+    stored whole, readable by gdb's reader and with the interpreter's stack trace."""
+    env = Env()
+    d = env.start(environ=DEBUG)
+    p = subprocess.run([sys.executable, "-c", PYTHON_BIG])
+    check(p.returncode == -signal.SIGSEGV, f"python3 ended with {p.returncode}")
+    pid = int(re.findall(r"Crash of PID (\d+) \(python3", d.wait_log(r"Crash of PID \d+ \(python3[^)]*\): core complete", 60))[0])
+    core, rec = stored_core(env, d, pid)
+    n = spooled(d, pid)
+    print(f"observed: python3 core {os.path.getsize(core) >> 20} MiB, {n} bytes spooled")
+    check(n is not None and n > 20 << 20, f"python3's core was not spooled ({n})")
+    msg = rec.get("MESSAGE", b"")
+    check(b"Stack trace of thread" in msg and b"python3" in msg, f"no stack trace of python3: {msg[:600]!r}")
+    d.stop()
+
+
+def case_graceful_stop():
+    """SIGTERM once the task is released and its core is still being compressed from the spool:
+    the daemon finishes it before it exits (a spooled crash is not lost to a restart)."""
+    env = Env({"CompressLevel": "19"})
+    d = env.start(environ=DEBUG)
+    p = start_crash("mem", 16, sync=True)
+    p.stdin.write(b"x")
+    p.stdin.flush()
+    check(p.wait(60) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    check("core complete" not in d.log_text(), "the core was complete before the stop")
+    d.proc.send_signal(signal.SIGTERM)
+    d.wait_log(r"stopping after 1 crash\(es\) in flight")
+    check(d.proc.wait(120) == 0, f"daemon exited with {d.proc.returncode}")
+    check(f"Crash of PID {p.pid} (crasher, uid 0): core complete" in d.log_text(), f"the spooled core was lost:\n{d.log_text()[-3000:]}")
+    check(len(env.cores()) == 1, f"expected the spooled core stored: {env.cores()}")
+    stored_core(env, d, p.pid)
+
+
+if __name__ == "__main__":
+    run_cases({"released_first": case_released_first, "sparse": case_sparse, "overflow": case_overflow,
+               "real_program": case_real_program, "graceful_stop": case_graceful_stop})
