@@ -404,7 +404,8 @@ def start_crash(mode="segv", *args, sync=False, exe=CRASHER):
 
 
 def slow_crash_in_flight(mib, wait):
-    """A crash whose dump is still streaming after `wait` seconds (the config makes it slow)."""
+    """A crash whose dump is still streaming after `wait` seconds (the config makes it slow:
+    CompressLevel=19 with SpoolMax=0, so that the stream waits for the compressor)."""
     p = start_crash("mem", mib, "random", sync=True)
     p.stdin.write(b"x")
     p.stdin.flush()

@@ -193,7 +193,7 @@ def listening_socket(env):
 def case_restart_backlog():
     """The manager stopped (SIGTERM) with a core in flight, crashes arriving while it is down wait
     in the socket's backlog; the next manager takes them: all stored."""
-    env = Env({"CompressLevel": "19"})
+    env = Env({"CompressLevel": "19", "SpoolMax": "0"})
     s = listening_socket(env)
     d = env.start(extra=["--no-register"], listen_fd=s.fileno())
     p = slow_crash_in_flight(24, 0.3)
@@ -228,7 +228,7 @@ def case_manager_killed():
     it (PDEATHSIG), the task in flight is released (its core lost: nobody is left to say so but
     the next manager's view of the store, which has no partial file); the queued ones are stored
     by the next manager."""
-    env = Env({"CompressLevel": "19"})
+    env = Env({"CompressLevel": "19", "SpoolMax": "0"})
     s = listening_socket(env)
     d = env.start(extra=["--no-register"], listen_fd=s.fileno())
     p = slow_crash_in_flight(64, 0.5)

@@ -144,7 +144,7 @@ def case_burst50():
 def case_max_parallel():
     """MaxParallel=1 with a core streaming: the next crashes are refused before their dump; the
     first gets a record saying why, all are counted in the summary."""
-    env = Env({"MaxParallel": "1", "CompressLevel": "19"})
+    env = Env({"MaxParallel": "1", "CompressLevel": "19", "SpoolMax": "0"})
     d = env.start()
     p = slow_crash_in_flight(64, 0.5)
     refused = [crash("segv")[0] for _ in range(3)]

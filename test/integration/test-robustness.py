@@ -101,7 +101,7 @@ def case_reject():
 
 def case_disconnect_midcore():
     """The task is killed while its core streams: the part received is kept, marked truncated."""
-    env = Env({"CompressLevel": "19"})  # slow on purpose: the kernel is still writing when we kill
+    env = Env({"CompressLevel": "19", "SpoolMax": "0"})  # slow on purpose: the kernel is still writing when we kill
     d = env.start()
     p = slow_crash_in_flight(256, 1.5)
     p.kill()
@@ -191,7 +191,7 @@ def case_deadline():
 def case_worker_dies():
     """A worker killed mid-core: the crash is recorded as lost, the task released, the next
     crash stored by a fresh worker."""
-    env = Env({"CompressLevel": "19"})
+    env = Env({"CompressLevel": "19", "SpoolMax": "0"})
     d = env.start()
     p = slow_crash_in_flight(256, 1.0)
     for w in d.children():
@@ -235,7 +235,7 @@ def case_worker_replaced():
 def case_graceful_stop():
     """SIGTERM while a core streams: the pattern is given back at once, the crash in flight is
     finished and stored, then the daemon exits."""
-    env = Env({"CompressLevel": "19"})
+    env = Env({"CompressLevel": "19", "SpoolMax": "0"})
     before = env.saved_pattern
     d = env.start()
     p = slow_crash_in_flight(24, 0.3)

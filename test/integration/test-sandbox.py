@@ -58,7 +58,7 @@ def status(pid):
 def case_live_worker():
     """A worker in the middle of a core, as the real daemon runs it; and the manager's caps."""
     user = test_user()
-    env = Env({"CompressLevel": "19"})
+    env = Env({"CompressLevel": "19", "SpoolMax": "0"})
     d = env.start()
     s = status(d.proc.pid)
     all_caps = MANAGER_CAPS | MANAGER_CAPS_PERMITTED_ONLY

@@ -191,7 +191,7 @@ def case_frozen_workers():
     it is counted in the per-user summary."""
     user = test_user()
     other = free_uids(1, 2000)[0]
-    env = Env({"WorkerStallTimeoutSec": f"{STALL}s", "TimeoutSec": "600", "CompressLevel": "19"})
+    env = Env({"WorkerStallTimeoutSec": f"{STALL}s", "TimeoutSec": "600", "CompressLevel": "19", "SpoolMax": "0"})
     names = [f"frozen-{i:02d}" for i in range(N_ATTACK)]
     exes = crasher_copies(env, names + ["victim-root", "victim-user"])
     d = env.start()
@@ -252,7 +252,7 @@ def case_root_reserve():
     MaxParallel=16 and refuse root's crashes; root keeps MaxParallelPerUser= slots of its own, so
     root's crash is still stored promptly."""
     uids = free_uids(4, 3000)
-    env = Env({"WorkerStallTimeoutSec": "infinity", "TimeoutSec": "600", "CompressLevel": "19"})
+    env = Env({"WorkerStallTimeoutSec": "infinity", "TimeoutSec": "600", "CompressLevel": "19", "SpoolMax": "0"})
     names = [f"held-{u}-{i}" for u in uids for i in range(DEFAULT_CAP)]
     exes = crasher_copies(env, names + ["victim-root"])
     d = env.start()
