@@ -231,12 +231,16 @@ static int spool_spill(Spool *spool, StoreCtx *st) {
         _cleanup_free_ uint8_t *buf = malloc(CORE_READ_CHUNK);
         int r;
 
-        if (!buf)
-                return -ENOMEM;
+        if (!buf) {
+                spool_close(spool);
+                return st->error = -ENOMEM;
+        }
         log_debug("The core outgrew its spool (%llu bytes): compressing the rest while receiving",
                   (unsigned long long) spool->granted);
         r = spool_replay(spool, buf, CORE_READ_CHUNK, store_feed, st);
         spool_close(spool);
+        if (r < 0 && st->error == 0)
+                st->error = r; /* what it held is not all stored: the core cannot be kept */
         return r;
 }
 
@@ -245,7 +249,7 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
         _cleanup_free_ uint8_t *buf = malloc(CORE_READ_CHUNK);
         _cleanup_free_ Capture *cap = calloc(1, sizeof *cap);
         uint64_t limit = read_limit(job), got = 0, spooled = 0;
-        bool cut = false, journal_fit = journal_fd >= 0;
+        bool cut = false, hinted = false, journal_fit = journal_fd >= 0;
         StoreCtx st = { .sink = sink, .job = job,
                         .room = { .fd = out_fd, .cap = job->store_size_max, .keep_free = job->keep_free } };
         SpoolMode mode = SPOOL_UNDECIDED;
@@ -275,6 +279,10 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                         cut = true;
                 }
                 elf_stream_feed(&elf, buf, (size_t) n, got);
+                if (sink && !hinted && elf.state == ELF_STREAM_KNOWN) { /* before the first byte stored, or ignored */
+                        sink_size_hint(sink, MIN(elf.expected_size, job->external_size_max));
+                        hinted = true;
+                }
                 maybe_plan(&elf, cap, job, ret_capture);
                 capture_feed(cap, buf, (size_t) n, got);
                 if (journal_fit && (got + (uint64_t) n > job->journal_size_max ||
@@ -286,7 +294,9 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                         mode = SPOOL_OFF;
                         (void) spool_spill(&spool, &st);
                 }
-                if (mode != SPOOL_ON && store_feed(&st, buf, (size_t) n, got) < 0)
+                if (mode != SPOOL_ON)
+                        (void) store_feed(&st, buf, (size_t) n, got);
+                if (st.error < 0)
                         cut = true; /* out of space or I/O error: stop taking the core, it cannot be kept */
                 got += (uint64_t) n;
                 if (cut)
@@ -299,8 +309,10 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
 
         if (mode == SPOOL_ON) {
                 spooled = spool.used;
-                (void) spool_replay(&spool, buf, CORE_READ_CHUNK, store_feed, &st);
+                r = spool_replay(&spool, buf, CORE_READ_CHUNK, store_feed, &st);
                 spool_close(&spool);
+                if (r < 0 && st.error == 0)
+                        st.error = r;
         }
         r = st.error;
         if (sink && r == 0)
