@@ -5,6 +5,7 @@
  * commands it does not use, which get an error instead. */
 #include <assert.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -22,6 +23,7 @@
 #include "macro.h"
 #include "sandbox.h"
 
+#define CLONE_THREAD_FLAGS (CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
 #define SECCOMP_PROG_MAX 4096 /* instructions: far more than the allowlist compiles to */
 
 /* Plain calls, allowed whatever their arguments. */
@@ -44,6 +46,8 @@ static const int allowed[] = {
         SCMP_SYS(futex), SCMP_SYS(restart_syscall), SCMP_SYS(sched_yield), SCMP_SYS(getrandom),
         /* its own peak memory, reported with the result */
         SCMP_SYS(getrusage),
+        /* zstd's worker threads (clone filtered below): what glibc's threads set up */
+        SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
 };
 
 /* Probes libc makes on its own (a file to look at): an error, not a kill. */
@@ -116,6 +120,11 @@ static int add_filtered(scmp_filter_ctx ctx) {
          * limit takes CAP_SYS_RESOURCE, which it has not) */
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2, SCMP_A0(SCMP_CMP_EQ, 0),
                                   SCMP_A1(SCMP_CMP_EQ, RLIMIT_FSIZE));
+        /* threads only, never a process (RLIMIT_NPROC bounds how many): clone with the thread
+         * flags; clone3, whose flags a filter cannot see, answers ENOSYS (glibc falls back) */
+        r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                                  SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_THREAD_FLAGS, CLONE_THREAD_FLAGS));
+        r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
         /* one kind of socket: a local datagram one, for journald */
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
                                   SCMP_A1(SCMP_CMP_MASKED_EQ, ~(unsigned) (SOCK_CLOEXEC | SOCK_NONBLOCK), SOCK_DGRAM));

@@ -92,36 +92,42 @@ static _noreturn_ void id_map_helper(int fd) {
 }
 
 /* Mapping another user needs CAP_SETUID in the parent namespace, which a process loses for
- * itself by entering the new one: a helper child left behind in the parent writes the maps.
- * Making the namespaces (a network namespace above all) is the slow part of the sandbox and
- * does not depend on the job, so it is done before the worker says READY; only the mapping
- * waits for the job's user. Returns 0, or -EOPNOTSUPP if the kernel refuses the namespaces
- * (sandbox_enter then goes on without), or another error. */
-int sandbox_prepare(void) {
-        int p[2], r;
-        pid_t child;
+ * itself by entering the new one: someone left in the parent writes the maps. coredumpd does,
+ * for its workers (sandbox_prepare(false): the worker says in READY that it has namespaces, and
+ * the manager maps the job's ids before sending the job); a process without such a parent
+ * (sandbox_prepare(true), or sandbox_enter() unprepared) forks a helper child that stays in the
+ * parent namespace. Making the namespaces (a network namespace above all) is the slow part of
+ * the sandbox and does not depend on the job, so it is done before the worker says READY; only
+ * the mapping waits for the job's user. Returns 0, or -EOPNOTSUPP if the kernel refuses the
+ * namespaces (sandbox_enter then goes on without), or another error. */
+int sandbox_prepare(bool helper) {
+        int p[2] = { -EBADF, -EBADF }, r;
+        pid_t child = 0;
 
         if (ns_prep.state != 0)
                 return ns_prep.state < 0 ? ns_prep.state : 0;
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return negative_errno();
-        child = fork();
-        if (child < 0) {
-                r = negative_errno();
-                safe_close(p[0]);
-                safe_close(p[1]);
-                return r;
+        if (helper) {
+                if (pipe2(p, O_CLOEXEC) < 0)
+                        return negative_errno();
+                child = fork();
+                if (child < 0) {
+                        r = negative_errno();
+                        safe_close(p[0]);
+                        safe_close(p[1]);
+                        return r;
+                }
+                if (child == 0) {
+                        safe_close(p[1]);
+                        id_map_helper(p[0]);
+                }
+                p[0] = safe_close(p[0]);
         }
-        if (child == 0) {
-                safe_close(p[1]);
-                id_map_helper(p[0]);
-        }
-        safe_close(p[0]);
         r = unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | (sandbox_landlock_scopes_sockets() ? 0 : CLONE_NEWNET)) < 0
                     ? negative_errno() : 0;
         if (r < 0) {
                 safe_close(p[1]); /* the helper exits */
-                (void) waitpid(child, NULL, 0);
+                if (child > 0)
+                        (void) waitpid(child, NULL, 0);
                 if (r == -EPERM || r == -EINVAL || r == -ENOSPC || r == -EUSERS) {
                         ns_prep.state = -EOPNOTSUPP; /* user namespaces off here (sysctl, nesting, limits) */
                         return -EOPNOTSUPP;
@@ -136,14 +142,19 @@ int sandbox_prepare(void) {
         return drop_bounding_set();
 }
 
-/* Has the helper map uid and gid in the namespaces sandbox_prepare() made. */
+/* Has the helper map uid and gid in the namespaces sandbox_prepare() made; without a helper,
+ * the parent has mapped them (drop_ids() fails if it has not). */
 static int enter_namespaces(uid_t uid, gid_t gid) {
         char ids[64];
         int status, r;
 
-        r = sandbox_prepare();
+        r = sandbox_prepare(true);
         if (r < 0)
                 return r;
+        if (ns_prep.helper <= 0) {
+                ns_prep.state = -EBADF; /* used up */
+                return 0;
+        }
         snprintf(ids, sizeof ids, "%u %u", (unsigned) uid, (unsigned) gid);
         r = loop_write(ns_prep.pipe_fd, ids, strlen(ids));
         ns_prep.pipe_fd = safe_close(ns_prep.pipe_fd);
@@ -264,14 +275,16 @@ static int drop_caps(void) {
         return r;
 }
 
-static int set_rlimits(uint64_t address_space, unsigned nofile) {
+/* RLIMIT_NPROC counts the tasks of the worker's uid in its own user namespace (where there is
+ * none, in the whole system: then threads may be refused, and zstd goes on without). */
+static int set_rlimits(uint64_t address_space, unsigned nofile, unsigned threads) {
         struct {
                 int resource;
                 rlim_t value;
         } limits[] = {
                 { RLIMIT_CORE, 0 },
                 { RLIMIT_NOFILE, nofile > 0 ? nofile : SANDBOX_NOFILE_BASE },
-                { RLIMIT_NPROC, 0 },
+                { RLIMIT_NPROC, threads > 0 ? (rlim_t) threads + 1 : 0 },
                 { RLIMIT_AS, address_space },
         };
 
@@ -334,7 +347,7 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
         r = drop_caps();
         if (r < 0)
                 return log_error_errno(r, "Failed to clear capabilities: %m");
-        r = set_rlimits(p->address_space, p->nofile);
+        r = set_rlimits(p->address_space, p->nofile, p->threads);
         if (r < 0)
                 return log_error_errno(r, "Failed to set resource limits: %m");
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

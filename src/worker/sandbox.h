@@ -20,6 +20,7 @@ typedef struct SandboxParams {
         size_t n_keep_fds;
         uint64_t address_space; /* RLIMIT_AS; 0 = leave it */
         unsigned nofile;        /* RLIMIT_NOFILE; 0 = SANDBOX_NOFILE_BASE */
+        unsigned threads;       /* threads it may start (zstd's workers): RLIMIT_NPROC is one more */
 } SandboxParams;
 
 /* What sandbox_enter() managed, for the log and the tests. */
@@ -33,7 +34,7 @@ typedef struct SandboxReport {
  * scope abstract sockets) ahead of the job (they do not depend on it and are the slow part):
  * called before the worker says READY; the user they map is set in sandbox_enter(). Returns 0, -EOPNOTSUPP if the kernel refuses them (sandbox_enter goes on
  * without), or another error (the worker must not take a job). */
-int sandbox_prepare(void);
+int sandbox_prepare(bool helper);
 
 /* Makes the worker hold nothing worth stealing and able to do nothing but its job, in this
  * order (each step still has the privilege it needs; seccomp last, so that its allowlist need

@@ -1,43 +1,88 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The zstd sink, its context prepared before the job. Worker (sandboxed): writes only the output
  * fd it is given. */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameProgression() */
+#include <unistd.h>
 #include <zstd.h>
 
+#include "log.h"
 #include "macro.h"
+
 #include "sink.h"
 
 /* What a frame adds besides its blocks: the header (18 bytes at most), the last block's header
  * and the checksum, with room to spare. */
 #define ZSTD_FRAME_OVERHEAD_MAX 64U
 #define ZSTD_BLOCK_MAX (UINT64_C(128) << 10) /* ZSTD_COMPRESSBOUND()'s margin is for inputs below a block */
+#define ZSTD_BLOCK_HEADER 3U
+/* Worker threads for large cores (SINK_ZSTD_THREADS_MIN_SIZE and up): as many as CPUs, at most
+ * SINK_ZSTD_THREADS_MAX, in jobs of ZSTD_JOB_SIZE, each starting with the whole window of the one
+ * before (overlap log 9): measured on a 269 MB text core, level 3, 46.48 MB stored against
+ * 46.35 MB by one thread (+0.3 %; zstd's default jobs and overlap: +3.7 %). */
+#define ZSTD_JOB_SIZE (2U << 20)
+#define ZSTD_OVERLAP_LOG_FULL 9
 
 typedef struct ZstdSink {
         Sink base;
         ZSTD_CCtx *cctx;
+        bool started;     /* the frame has begun: parameters are fixed */
+        unsigned threads; /* worker threads asked for (0: compressed by the caller) */
         size_t out_size;
         uint8_t *out;
 } ZstdSink;
 
+static unsigned cpus_online; /* read before the sandbox, which has no /sys */
+
+static int zstd_step(ZstdSink *zs, ZSTD_inBuffer *in, ZSTD_EndDirective mode, size_t *ret_left) {
+        ZSTD_outBuffer out = { zs->out, zs->out_size, 0 };
+        size_t left = ZSTD_compressStream2(zs->cctx, &out, in, mode);
+
+        int r;
+
+        if (ZSTD_isError(left))
+                return -EIO;
+        zs->started = true;
+        *ret_left = left;
+        r = sink_emit(&zs->base, zs->out, out.pos);
+        return r < 0 ? r : out.pos == out.size;
+}
+
+/* The frame's first call starts the worker threads: if they cannot be had (RLIMIT_NPROC, without
+ * a user namespace of its own, counts the user's other processes), the sink goes on without. */
+static int zstd_start(ZstdSink *zs, ZSTD_inBuffer *in, ZSTD_EndDirective mode, size_t *ret_left) {
+        int r = zstd_step(zs, in, mode, ret_left);
+
+        if (r != -EIO || zs->threads == 0 || in->pos != 0 || zs->base.bytes_out != 0)
+                return r;
+        log_debug("No zstd worker threads, compressing in one");
+        zs->threads = 0;
+        zs->started = false;
+        if (ZSTD_isError(ZSTD_CCtx_reset(zs->cctx, ZSTD_reset_session_only)) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_nbWorkers, 0)))
+                return -EIO;
+        return zstd_step(zs, in, mode, ret_left);
+}
+
+/* Until the input is taken (continue), or the frame is flushed or ended (left 0); a full output
+ * buffer means there is more to take out. */
 static int zstd_run(ZstdSink *zs, ZSTD_inBuffer *in, ZSTD_EndDirective mode) {
         for (;;) {
-                ZSTD_outBuffer out = { zs->out, zs->out_size, 0 };
-                size_t left = ZSTD_compressStream2(zs->cctx, &out, in, mode);
-                int r;
+                size_t left;
+                int full = zs->started ? zstd_step(zs, in, mode, &left) : zstd_start(zs, in, mode, &left);
 
-                if (ZSTD_isError(left))
-                        return -EIO;
-                r = sink_emit(&zs->base, zs->out, out.pos);
-                if (r < 0)
-                        return r;
-                if (left == 0)
+                if (full < 0)
+                        return full;
+                if (full)
+                        continue;
+                if (mode == ZSTD_e_continue ? in->pos == in->size : left == 0)
                         return 0;
         }
 }
 
 static int zstd_write(Sink *s, const uint8_t *p, size_t n) {
         ZSTD_inBuffer in = { p, n, 0 };
-        /* flushed at once: nothing is held back, so sink_bound() knows what the file can become */
-        return zstd_run((ZstdSink *) s, &in, ZSTD_e_flush);
+        /* not flushed: zstd keeps what it has not compressed yet, and zstd_bound() counts it */
+        return zstd_run((ZstdSink *) s, &in, ZSTD_e_continue);
 }
 
 static int zstd_finish(Sink *s) {
@@ -53,15 +98,43 @@ static void zstd_free(Sink *s) {
         free(zs);
 }
 
-/* Each write is flushed: n bytes become blocks (raw ones where they do not compress) with their
- * headers, within ZSTD_COMPRESSBOUND(n) (its formula, in 64 bits), and the frame's end follows. */
+/* What the file can still grow by with n more bytes and the end of the frame: what zstd has
+ * compressed but not handed out, and for everything it has not compressed yet (held, in its
+ * worker threads' jobs, or the n bytes) raw blocks with their headers, one more per job. */
 static uint64_t zstd_bound(const Sink *s, uint64_t n) {
-        uint64_t margin = n < ZSTD_BLOCK_MAX ? (ZSTD_BLOCK_MAX - n) >> 11 : 0;
+        const ZstdSink *zs = (const ZstdSink *) s;
+        ZSTD_frameProgression p = ZSTD_getFrameProgression(zs->cctx);
+        uint64_t held = p.produced > p.flushed ? p.produced - p.flushed : 0;
+        uint64_t raw = (p.ingested > p.consumed ? p.ingested - p.consumed : 0) + n;
+        uint64_t blocks = raw / ZSTD_BLOCK_MAX + 1 + (zs->threads > 0 ? raw / ZSTD_JOB_SIZE + zs->threads + 1 : 0);
 
-        return n + (n >> 8) + margin + ZSTD_FRAME_OVERHEAD_MAX;
+        /* (raw >> 8: ZSTD_COMPRESSBOUND()'s own allowance, far above what block headers take) */
+        return held + raw + (raw >> 8) + blocks * ZSTD_BLOCK_HEADER + ZSTD_FRAME_OVERHEAD_MAX;
 }
 
-static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free, zstd_bound };
+/* Worker threads for a core of this size, if it is large enough and the frame has not begun. */
+static void zstd_size_hint(Sink *s, uint64_t size) {
+        ZstdSink *zs = (ZstdSink *) s;
+        unsigned threads = MIN(cpus_online, (unsigned) SINK_ZSTD_THREADS_MAX);
+
+        if (zs->started || zs->threads > 0 || size < SINK_ZSTD_THREADS_MIN_SIZE || threads < 2)
+                return;
+        if (ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_nbWorkers, (int) threads)) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_jobSize, ZSTD_JOB_SIZE)) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_overlapLog, ZSTD_OVERLAP_LOG_FULL))) {
+                (void) ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_nbWorkers, 0); /* a libzstd without threads */
+                return;
+        }
+        zs->threads = threads;
+        log_debug("A core of %llu bytes: %u zstd worker threads", (unsigned long long) size, threads);
+}
+
+unsigned sink_zstd_threads(void) {
+        unsigned threads = MIN(cpus_online, (unsigned) SINK_ZSTD_THREADS_MAX);
+        return threads < 2 ? 0 : threads;
+}
+
+static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free, zstd_bound, zstd_size_hint };
 
 /* A context made and warmed before the job: creating it and faulting in its tables (megabytes at
  * the default level) is a good part of what a tiny core costs, and depends on nothing of it. */
@@ -72,14 +145,20 @@ int sink_zstd_prepare(int level) {
         ZSTD_outBuffer out = { scratch, sizeof scratch, 0 };
         ZSTD_inBuffer in = { "", 1, 0 };
 
+        if (cpus_online == 0) {
+                long n = sysconf(_SC_NPROCESSORS_ONLN);
+                cpus_online = n > 0 ? (unsigned) MIN(n, 1024L) : 1;
+        }
         if (prepared)
                 return 0;
         prepared = ZSTD_createCCtx();
         if (!prepared)
                 return -ENOMEM;
-        /* a stream of unknown size, as a core is: the tables are sized as for the real one */
+        /* a stream of unknown size, as a core is: the tables are sized as for the real one (a
+         * first call that ends the frame would make it one of known size, and small tables) */
         if (ZSTD_isError(ZSTD_CCtx_setParameter(prepared, ZSTD_c_compressionLevel, level)) ||
-            ZSTD_isError(ZSTD_compressStream2(prepared, &out, &in, ZSTD_e_end)) ||
+            ZSTD_isError(ZSTD_compressStream2(prepared, &out, &in, ZSTD_e_continue)) ||
+            ZSTD_isError(ZSTD_compressStream2(prepared, &out, &(ZSTD_inBuffer) {}, ZSTD_e_end)) ||
             ZSTD_isError(ZSTD_CCtx_reset(prepared, ZSTD_reset_session_and_parameters))) {
                 ZSTD_freeCCtx(prepared);
                 prepared = NULL;

@@ -35,6 +35,11 @@ uint64_t sink_bound(const Sink *s, uint64_t n) {
         return add > UINT64_MAX - s->end ? UINT64_MAX : s->end + add;
 }
 
+void sink_size_hint(Sink *s, uint64_t size) {
+        if (s->ops->size_hint && s->bytes_in == 0)
+                s->ops->size_hint(s, size);
+}
+
 int sink_finish(Sink *s) {
         return s->ops->finish(s);
 }

@@ -18,6 +18,8 @@ typedef struct SinkOps {
         void (*free)(Sink *s);
         /* the most n more input bytes and the finish can add to the file, whatever it holds now */
         uint64_t (*bound)(const Sink *s, uint64_t n);
+        /* optional: the input's expected size, before its first byte */
+        void (*size_hint)(Sink *s, uint64_t size);
 } SinkOps;
 
 struct Sink {
@@ -35,6 +37,9 @@ int sink_finish(Sink *s);
  * caller that stops while this fits a cap leaves a complete, decodable file within it. */
 uint64_t sink_bound(const Sink *s, uint64_t n);
 void sink_free(Sink *s);
+/* Says how large the input will be (the core's ELF headers), before the first write: a large
+ * core gets zstd's worker threads. */
+void sink_size_hint(Sink *s, uint64_t size);
 static inline void sink_freep(Sink **s) {
         if (*s)
                 sink_free(*s);
@@ -42,8 +47,15 @@ static inline void sink_freep(Sink **s) {
 
 int sink_new_plain(int fd, Sink **ret);
 int sink_new_zstd(int fd, int level, Sink **ret);
-/* Makes the zstd context sink_new_zstd() will use, with its tables in place (before the job). */
+/* Makes the zstd context sink_new_zstd() will use, with its tables in place, and counts the CPUs
+ * (before the job, outside the sandbox). */
 int sink_zstd_prepare(int level);
+/* Cores this large and up are compressed by zstd's worker threads... */
+#define SINK_ZSTD_THREADS_MIN_SIZE (UINT64_C(16) << 20)
+/* ...as many as CPUs, at most this many. */
+#define SINK_ZSTD_THREADS_MAX 4U
+/* The worker threads a large core gets here (0: none, one CPU): the sandbox's RLIMIT_NPROC. */
+unsigned sink_zstd_threads(void);
 int sink_new_lz4(int fd, int level, Sink **ret);
 /* Writes n bytes of compressed output, counting them. */
 int sink_emit(Sink *s, const void *p, size_t n);

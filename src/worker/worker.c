@@ -327,6 +327,7 @@ static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS], const Module
                 .address_space = WORKER_AS_BASE + ((job->flags & JOB_FLAG_JOURNAL_CORE) ? job->journal_size_max : 0),
                 /* libdwfl holds a copy of each module's descriptor */
                 .nofile = SANDBOX_NOFILE_BASE + 2 * (unsigned) mods->n,
+                .threads = job->compression == COMPRESSION_ZSTD ? sink_zstd_threads() : 0,
         };
         SandboxReport rep;
         int r;
@@ -388,9 +389,12 @@ int main(int argc, char **argv) {
         r = close_all_fds_except(keep, ELEMENTSOF(keep));
         if (r < 0)
                 return log_error_errno(r, "Failed to close stray fds: %m"), 3;
-        r = sandbox_prepare();
+        /* coredumpd maps the job's ids into them (READY_FLAG_USERNS): no helper process */
+        r = sandbox_prepare(false);
         if (r < 0 && r != -EOPNOTSUPP)
                 return log_error_errno(r, "Failed to prepare the namespaces: %m"), 3;
+        if (r >= 0)
+                ready.flags |= READY_FLAG_USERNS;
         r = sandbox_seccomp_prepare();
         if (r < 0)
                 return log_error_errno(r, "Failed to compile the seccomp filter: %m"), 3;

@@ -150,6 +150,56 @@ static void test_bound(Compression c, size_t chunk) {
         }
 }
 
+#define BIG_SIZE (24U << 20)
+
+/* A large core gets worker threads (sink_size_hint()): the file decodes to the input, every
+ * bound held, and it is within 5 % of what one thread stores. */
+static size_t run_big(const uint8_t *big, bool hint, uint8_t *into, size_t into_size) {
+        int fd = memfd_create("big", MFD_CLOEXEC);
+        Sink *s = NULL;
+        struct stat st;
+        uint64_t bound = 0;
+
+        CHECK_EQ(sink_new(COMPRESSION_ZSTD, 3, fd, &s), 0);
+        if (hint)
+                sink_size_hint(s, BIG_SIZE);
+        for (size_t o = 0; o < BIG_SIZE; o += 1U << 20) {
+                bound = sink_bound(s, 1U << 20);
+                CHECK_EQ(sink_write(s, big + o, 1U << 20), 0);
+                CHECK(s->end <= bound);
+        }
+        CHECK_EQ(sink_finish(s), 0);
+        CHECK_EQ(fstat(fd, &st), 0);
+        CHECK((uint64_t) st.st_size <= bound);
+        CHECK((size_t) st.st_size <= into_size);
+        CHECK_EQ(pread(fd, into, (size_t) st.st_size, 0), st.st_size);
+        sink_free(s);
+        close(fd);
+        return (size_t) st.st_size;
+}
+
+static void test_threads(void) {
+        uint8_t *big = malloc(BIG_SIZE), *one = malloc(BIG_SIZE), *many = malloc(BIG_SIZE), *back_big = malloc(BIG_SIZE);
+        size_t n_one, n_many;
+
+        CHECK(big && one && many && back_big);
+        CHECK_EQ(sink_zstd_prepare(3), 0);
+        for (size_t o = 0; o < BIG_SIZE; o += INPUT_SIZE) /* text, noise and zeros, 8 times over */
+                memcpy(big + o, input, MIN((size_t) INPUT_SIZE, BIG_SIZE - o));
+        for (size_t i = 0; i < BIG_SIZE; i += 4096) /* not quite the same 8 times */
+                big[i] = (uint8_t) (i >> 12);
+        n_one = run_big(big, false, one, BIG_SIZE);
+        n_many = run_big(big, true, many, BIG_SIZE);
+        fprintf(stderr, "24 MiB, level 3: one thread %zu bytes, %u threads %zu bytes\n", n_one, sink_zstd_threads(), n_many);
+        CHECK(n_many <= n_one + n_one / 20);
+        CHECK_EQ(ZSTD_decompress(back_big, BIG_SIZE, many, n_many), BIG_SIZE);
+        CHECK(memcmp(back_big, big, BIG_SIZE) == 0);
+        free(big);
+        free(one);
+        free(many);
+        free(back_big);
+}
+
 int main(void) {
         make_input();
         for (Compression c = COMPRESSION_NONE; c <= (HAVE_LZ4 ? COMPRESSION_LZ4 : COMPRESSION_ZSTD); c++) {
@@ -160,5 +210,6 @@ int main(void) {
         test_lz4();
         test_plain();
         test_write_error();
+        test_threads();
         TESTS_DONE();
 }
