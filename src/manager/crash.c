@@ -501,15 +501,20 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 }
 
 static int crash_start_streaming(Crash *c) {
-        Worker *w = pool_take_idle(c->manager);
+        _cleanup_close_ int record_fd = -EBADF;
+        Worker *w;
         int r;
 
-        if (!w)
-                return 0; /* stays CRASH_WAIT_WORKER; dispatched when a worker is READY */
-        _cleanup_close_ int record_fd = crash_record_memfd(&c->record);
-        if (record_fd < 0)
-                return record_fd;
-        r = worker_start_job(w, c, c->conn_fd, c->out_fd, record_fd);
+        do {
+                w = pool_take_idle(c->manager);
+                if (!w)
+                        return 0; /* stays CRASH_WAIT_WORKER; dispatched when a worker is READY */
+                if (record_fd < 0)
+                        record_fd = crash_record_memfd(&c->record);
+                if (record_fd < 0)
+                        return record_fd;
+                r = worker_start_job(w, c, c->conn_fd, c->out_fd, record_fd);
+        } while (r == -EAGAIN); /* that one was killed; the next idle one, or wait for one */
         if (r < 0)
                 return r;
         /* The worker holds the only copy now: when it closes it, or dies, the task goes free. But

@@ -80,12 +80,13 @@ static void on_ready(Worker *w) {
 
         if (r == -EAGAIN)
                 return;
-        if (r < 0 || msg.pid != (uint32_t) w->pid || msg.spare != 0) {
+        if (r < 0 || msg.pid != (uint32_t) w->pid || (msg.flags & ~READY_FLAGS_ALL) != 0) {
                 worker_kill(w, r == -ECONNRESET ? "exited before it was ready" : "broke the protocol before its job");
                 return;
         }
         w->state = WORKER_IDLE;
         w->ready_seen = true;
+        w->userns = msg.flags & READY_FLAG_USERNS;
         w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
         w->manager->spawn_failures = 0;
         crash_dispatch_waiting(w->manager);
@@ -473,6 +474,34 @@ static int send_modules(Worker *w, const ModuleSet *mods) {
         return 0;
 }
 
+static int write_id_map(pid_t pid, const char *which, unsigned id) {
+        char path[64], map[64];
+        _cleanup_close_ int fd = -EBADF;
+
+        snprintf(path, sizeof path, "/proc/%d/%s", (int) pid, which);
+        snprintf(map, sizeof map, "%u %u 1\n", id, id);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        return loop_write(fd, map, strlen(map));
+}
+
+/* The worker's user namespace gets the one uid and gid its job runs as, the same inside and out
+ * (what the journal sees through SCM_CREDENTIALS is the real user). Written from here because it
+ * takes CAP_SETUID and CAP_SETGID in the parent namespace, which the worker gave up by entering
+ * its own; the worker is our child, not reaped, so its PID names it. Each map can be written
+ * once: a worker is mapped for one job. */
+static int worker_map_ids(Worker *w, uid_t uid, gid_t gid) {
+        int r;
+
+        if (!w->userns)
+                return 0; /* user namespaces are off here: the worker drops to uid itself */
+        r = write_id_map(w->pid, "uid_map", (unsigned) uid);
+        if (r >= 0)
+                r = write_id_map(w->pid, "gid_map", (unsigned) gid);
+        return r;
+}
+
 int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd) {
         Manager *m = w->manager;
         const Config *cfg = &m->config;
@@ -515,6 +544,13 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
         if (table_fd < 0) {
                 worker_kill(w, "could not be given its module table");
                 return table_fd;
+        }
+        r = worker_map_ids(w, job.uid, job.gid);
+        if (r < 0) {
+                log_warning_errno(r, "Worker %d: could not map uid %u into its user namespace: %m", (int) w->pid,
+                                  (unsigned) job.uid);
+                worker_kill(w, "could not be mapped its job's user");
+                return -EAGAIN; /* another worker may take the crash */
         }
         r = proto_send(w->control_fd, &job, sizeof job, fds, JOB_FDS);
         if (r >= 0)

@@ -34,6 +34,7 @@ typedef struct Worker {
         WorkerState state;
         bool ready_seen;
         bool retired; /* let go by pool_retire_idle() (reload, stop): its exit is no failure */
+        bool userns;  /* READY said it made its user namespace: worker_start_job() maps the job's ids */
         pid_t pid;
         int pidfd;
         int control_fd;
@@ -60,7 +61,8 @@ void pool_fill(Manager *m);
 /* An idle worker, or NULL (then one is being started). */
 Worker *pool_take_idle(Manager *m);
 /* Hands a crash to an idle worker: connection, output and record fds, and the user to become
- * (the crashing user for a plain user crash, so the journal entry is theirs; else ours). */
+ * (the crashing user for a plain user crash, so the journal entry is theirs; else ours).
+ * -EAGAIN: that worker could not take it (killed); the crash may go to another. */
 int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd);
 /* Tells the worker the final facts; it writes the journal entry and answers RECORDED. */
 int worker_commit(Worker *w, const CoreFacts *facts);

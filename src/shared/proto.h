@@ -80,10 +80,15 @@ typedef struct MsgHandover {
         char pad[7];
 } MsgHandover;
 
+/* READY: the worker made its user namespace; the manager maps the job's uid and gid into it
+ * before the job (/proc/PID/uid_map, gid_map: one id each, the same inside and out). */
+#define READY_FLAG_USERNS (UINT32_C(1) << 0)
+#define READY_FLAGS_ALL READY_FLAG_USERNS
+
 typedef struct MsgReady {
         MsgHeader hdr;
         uint32_t pid;
-        uint32_t spare;
+        uint32_t flags;
 } MsgReady;
 
 #define JOB_FLAG_STORE (UINT32_C(1) << 0)        /* write the core to the output fd */
