@@ -51,7 +51,8 @@ def scratch_dirs():
 
 
 def crash_once(crasher, args):
-    """One crash: (milliseconds from the crash to waitpid() returning, its PID)."""
+    """One crash: (milliseconds from the crash to waitpid() returning, its PID, the crash's
+    time.monotonic())."""
     env = dict(os.environ, CRASHER_SYNC="1")
     p = subprocess.Popen([crasher, *args], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL)
@@ -63,7 +64,7 @@ def crash_once(crasher, args):
     _, status = os.waitpid(p.pid, 0)
     t1 = time.monotonic()
     p.returncode = status
-    return (t1 - t0) * 1000, p.pid
+    return (t1 - t0) * 1000, p.pid, t0
 
 
 def cpu_seconds(pid):
@@ -102,7 +103,8 @@ class Coredumpd:
         self.logpath = os.path.join(base, "coredumpd.log")
         log = open(self.logpath, "w")
         env = dict(os.environ, COREDUMP_SOCKET_LOG_LEVEL="debug")  # the workers' peak memory
-        self.proc = subprocess.Popen([os.path.join(build, "src", "coredumpd"), f"--socket={self.sock}",
+        self.binary = os.path.join(build, "src", "coredumpd")
+        self.proc = subprocess.Popen([self.binary, f"--socket={self.sock}",
                                       f"--config={self.conf}", "--config-dir=/nonexistent", "--no-register",
                                       f"--control={os.path.join(rundir, 'control.sock')}"],
                                      stdout=log, stderr=log, env=env)
@@ -131,16 +133,23 @@ class Coredumpd:
     def pattern(self):
         return "@@" + self.sock
 
-    def wait_done(self, pids, timeout=120):
+    def wait_done(self, pids, timeout=120, poll=0.02):
         """Until the last step (journal entry, or the record without one) of each crash is
         logged: the work for them is done."""
         left, deadline = set(pids), time.monotonic() + timeout
         done = re.compile(r"Crash of PID (\d+)\b.*(?:journal entry written|record kept|record is kept|counted for the summary)")
         while left and time.monotonic() < deadline:
             left -= {int(p) for p in done.findall(open(self.logpath).read())}
-            time.sleep(0.02)
+            if left:
+                time.sleep(poll)
         if left:
             print(f"warning: {len(left)} crashes not finished after {timeout} s", file=sys.stderr)
+
+    def spool_peak(self):
+        """The most one crash held in its spool (bytes; the crashes of the workloads go one at a
+        time, so this is the spool's peak use)."""
+        v = [int(x) for x in re.findall(r"(\d+) bytes spooled", open(self.logpath).read())]
+        return max(v) if v else 0
 
     def worker_peak_kib(self):
         v = [int(x) for x in re.findall(r"worker peak memory (\d+) KiB", open(self.logpath).read())]
@@ -284,6 +293,14 @@ class SystemdCoredump:
             os.rmdir(self.cg)
 
 
+def spool_max(cd):
+    """SpoolMax= in effect (bytes), as coredumpd --check-config says."""
+    out = subprocess.run([cd.binary, "--check-config", f"--config={cd.conf}", "--config-dir=/nonexistent"],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"^SpoolMax=(\d+)$", out, re.M)
+    return int(m.group(1)) if m else 0
+
+
 def storm(stormer, n, in_flight):
     """n tiny crashes, in_flight at a time, driven by bench/stormer (C: the driver must not be
     the bottleneck): (crashes/s, latencies in ms, pids)."""
@@ -331,20 +348,23 @@ def main():
     names = [n for n, _ in collectors]
     lat = {w: {n: [] for n in names} for w, _ in WORKLOADS}
     cpu = {w: {n: [] for n in names} for w, _ in WORKLOADS}
+    complete = {w: {n: [] for n in names} for w, _ in WORKLOADS}
     stored = {w: {n: [] for n in names} for w, _ in WORKLOADS}
     for rnd in range(a.rounds + 1):  # round 0 warms up
         for w, args in WORKLOADS:
             for name, coll in collectors:
                 use(coll)
                 c0 = cpu_now(coll)
-                ms, pid = crash_once(crasher, args)
+                ms, pid, t0 = crash_once(crasher, args)
                 if coll is cd:
-                    cd.wait_done([pid])
+                    cd.wait_done([pid], poll=0.002)
                 elif coll is sd:
                     sd.wait_done()
+                done_ms = (time.monotonic() - t0) * 1000 if coll is not drain else ms
                 if rnd == 0:
                     continue
                 lat[w][name].append(ms)
+                complete[w][name].append(done_ms)
                 cpu[w][name].append(cpu_now(coll) - c0)
                 stored[w][name].append(store_bytes(cd.store) if coll is cd else sd.stored_bytes() if coll is sd else 0)
             clear_store(cd.store)
@@ -379,18 +399,20 @@ def main():
     print(f"coredump-socket benchmark: Linux {os.uname().release}, {os.cpu_count()} CPUs, {a.rounds} rounds, "
           f"interleaved; coredumpd with its defaults (zstd, backtraces on)"
           + ("; systemd-coredump " + sd_bin if sd else "; systemd-coredump not found"))
-    print("latency: crash to waitpid() (ms, median); ratio: to drain-only; CPU: ms per crash (mean of clock ticks"
-          " for coredumpd, cpuacct for systemd-coredump's service and journald); stored: bytes on disk")
+    print("held: crash to waitpid(), how long the task is held (ms, median); ratio: to drain-only; complete: crash to"
+          " the journal entry (or record) logged, polled every 2 ms for coredumpd (ms, median); CPU: ms per crash (mean"
+          " of clock ticks for coredumpd, cpuacct for systemd-coredump's service and journald); stored: bytes on disk")
     head = f"{'workload':<17} {'drain':>6}"
     for n in names[1:]:
-        head += f" | {n:>16} {'ratio':>6} {'CPU':>7} {'stored':>8}"
+        head += f" | {n:>16} {'ratio':>6} {'complete':>8} {'CPU':>7} {'stored':>8}"
     print(head)
     for w, _ in WORKLOADS:
         ref = statistics.median(lat[w]["drain-only"])
         line = f"{w:<17} {ref:6.1f}"
         for n in names[1:]:
             ours = statistics.median(lat[w][n])
-            line += (f" | {ours:16.1f} {ours / ref:5.2f}x {statistics.mean(cpu[w][n]):7.1f} "
+            line += (f" | {ours:16.1f} {ours / ref:5.2f}x {statistics.median(complete[w][n]):8.1f} "
+                     f"{statistics.mean(cpu[w][n]):7.1f} "
                      f"{statistics.median(stored[w][n]) / 1e6:7.2f}M")
         print(line)
     print(f"storm of {a.storm} tiny crashes, 4 in flight:")
@@ -398,7 +420,8 @@ def main():
         print(f"  {name:<22} {rate:8.0f} crashes/s  p99 {p99(v):6.1f} ms  median {statistics.median(v):6.1f} ms"
               + (f"  CPU {c:.1f} ms/crash" if c is not None else ""))
     print(f"peak memory: coredumpd manager {vmhwm_kib(cd.proc.pid) / 1024:.1f} MiB, one worker "
-          f"{cd.worker_peak_kib() / 1024:.1f} MiB (largest seen)")
+          f"{cd.worker_peak_kib() / 1024:.1f} MiB (largest seen, its spool not counted); spool peak "
+          f"{cd.spool_peak() / 2**20:.1f} MiB (SpoolMax= {spool_max(cd) / 2**20:.0f} MiB)")
 
 
 if __name__ == "__main__":
