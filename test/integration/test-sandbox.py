@@ -36,11 +36,18 @@ def case_forbidden():
         "socket-inet": -signal.SIGSYS, "socket-unix-stream": -signal.SIGSYS, "execve": -signal.SIGSYS,
         "ptrace": -signal.SIGSYS, "mount": -signal.SIGSYS, "setuid0": -signal.SIGSYS, "mmap-exec": -signal.SIGSYS,
         "mprotect-exec": -signal.SIGSYS, "fork": -signal.SIGSYS, "kill": -signal.SIGSYS,
+        "clone-vm": -signal.SIGSYS, "clone3": f"errno={errno.ENOSYS}",
     }
     for action, want in expect.items():
         rc, out = probe(user, action, os.path.join(rundir, "kernel.sock"))
         got = rc if isinstance(want, int) else out
         check(got == want, f"{action}: got {rc} {out!r}, expected {want!r}")
+
+    # zstd's worker threads: as many as the sandbox was set up for (2 here), not one more
+    rc, out = probe(user, "threads", "2")
+    check(rc == 0 and out == "started 2", f"threads: {rc} {out!r}")
+    rc, out = probe(user, "threads", "3")
+    check(rc == 0 and out == f"errno={errno.EAGAIN} after 2", f"a thread past RLIMIT_NPROC: {rc} {out!r}")
 
     rc, out = probe(user, "status")
     fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
