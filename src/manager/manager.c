@@ -113,6 +113,7 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
                 .user_cap_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
         };
         *ret = m;
+        zygote_init(&m->zygote);
         limits_init(&m->limits, suppress_summary, m);
         m->physical_memory = (uint64_t) MAX(sysconf(_SC_PHYS_PAGES), 0L) * (uint64_t) MAX(sysconf(_SC_PAGESIZE), 0L);
 

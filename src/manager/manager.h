@@ -17,6 +17,7 @@
 #include "listen.h"
 #include "store.h"
 #include "request-server.h"
+#include "zygote.h"
 
 typedef struct Crash Crash;
 typedef struct Worker Worker;
@@ -71,6 +72,7 @@ typedef struct Manager {
         gid_t worker_gid;
         Worker *workers;
         unsigned n_workers;
+        Zygote zygote;            /* forks the workers (zygote.h) */
         uint64_t physical_memory; /* bytes: SpoolMax='s default and cap are shares of it */
         uint64_t spool_held;      /* spool granted to workers now (SpoolMax= bounds it) */
         unsigned spawn_failures;

@@ -27,6 +27,7 @@
 #include "fd-util.h"
 #include "worker-log.h"
 #include "worker-pool.h"
+#include "zygote.h"
 
 /* Its spool is drained (RESULT) or gone with it: the room goes back to the others. */
 static void worker_spool_return(Worker *w) {
@@ -285,8 +286,11 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
  * WORKER_CONTROL_FD, no blocked signals, default dispositions, and a clean environment but for
  * logging (and sanitizer and fault settings in test builds). The worker sets its parent-death
  * signal itself. */
-static int spawn_worker_process(Manager *m, int sock, int log, pid_t *ret) {
-        char *argv[] = { (char *) "coredump-worker", NULL };
+int worker_exec(Manager *m, int sock, int log, bool zygote, pid_t *ret) {
+        /* the zygote's name is as long as the worker's: its children write theirs over it */
+        char *argv_worker[] = { (char *) "coredump-worker", NULL };
+        char *argv_zygote[] = { (char *) "coredump-zygote", (char *) "--zygote", NULL };
+        char **argv = zygote ? argv_zygote : argv_worker;
         const char *keep[] = { "COREDUMP_SOCKET_LOG_LEVEL", "ASAN_OPTIONS", "UBSAN_OPTIONS", "COREDUMP_WORKER_FAULT" };
         char *envp[ELEMENTSOF(keep) + 1] = {};
         char envbuf[ELEMENTSOF(keep)][256];
@@ -355,7 +359,10 @@ static int worker_spawn(Manager *m) {
                 safe_close(pair[1]);
                 return r;
         }
-        r = spawn_worker_process(m, pair[1], logp[1], &pid);
+        /* forked by the zygote (no exec, no linking); started on its own if there is none */
+        r = zygote_fork(m, pair[1], logp[1], &pid);
+        if (r == -ENOTCONN)
+                r = worker_exec(m, pair[1], logp[1], false, &pid);
         if (r < 0) {
                 safe_close(pair[0]);
                 safe_close(pair[1]);
@@ -591,6 +598,7 @@ void pool_free_all(Manager *m) {
                 (void) waitid((idtype_t) P_PIDFD, (id_t) w->pidfd, &(siginfo_t) {}, WEXITED);
                 worker_free(w);
         }
+        zygote_stop(m);
 }
 
 int pool_resolve_user(Manager *m) {

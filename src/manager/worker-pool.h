@@ -56,6 +56,9 @@ typedef struct Worker {
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 
+/* Starts the worker binary (posix_spawn: vfork and exec) with the control socket sock on
+ * WORKER_CONTROL_FD and log on stderr; as the zygote if zygote. */
+int worker_exec(Manager *m, int sock, int log, bool zygote, pid_t *ret);
 /* Starts workers until the configured number of spares is idle or starting. */
 void pool_fill(Manager *m);
 /* An idle worker, or NULL (then one is being started). */

@@ -70,3 +70,14 @@ static inline void fclosep_(FILE **f) {
         if (*f)
                 (void) fclose(*f);
 }
+
+/* Built with AddressSanitizer: its runtime reserves terabytes of address space for its shadow
+ * memory (no RLIMIT_AS), and its thread interceptors make calls the worker's filter refuses (no
+ * worker threads). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif

@@ -40,6 +40,8 @@ typedef enum MsgType {
         MSG_HANDOVER = 7, /* coredump-pipe → coredumpd, on the handover socket */
         MSG_SPOOL = 8,
         MSG_SPOOL_GRANT = 9,
+        MSG_FORK = 10,   /* coredumpd → the zygote: [control socket end, log pipe end] */
+        MSG_FORKED = 11, /* the zygote → coredumpd: the new worker's PID */
 } MsgType;
 
 typedef struct MsgHeader {
@@ -83,7 +85,8 @@ typedef struct MsgHandover {
 /* READY: the worker made its user namespace; the manager maps the job's uid and gid into it
  * before the job (/proc/PID/uid_map, gid_map: one id each, the same inside and out). */
 #define READY_FLAG_USERNS (UINT32_C(1) << 0)
-#define READY_FLAGS_ALL READY_FLAG_USERNS
+#define READY_FLAG_ZYGOTE (UINT32_C(1) << 1) /* the zygote's READY: it takes FORKs, no job */
+#define READY_FLAGS_ALL (READY_FLAG_USERNS | READY_FLAG_ZYGOTE)
 
 typedef struct MsgReady {
         MsgHeader hdr;
@@ -119,6 +122,22 @@ typedef struct MsgJob {
 
 /* No job's spool_max is larger (SpoolMax= is capped at a share of the memory far below). */
 #define JOB_SPOOL_MAX (UINT64_C(1) << 44)
+
+/* The zygote (a coredump-worker started as "coredump-zygote": linked, its seccomp filter
+ * compiled, nothing of any crash) makes each worker as a child of coredumpd (CLONE_PARENT):
+ * FORK carries the worker's control socket end and the write end of its log pipe, FORKED says
+ * its PID (or why not, error < 0). The worker then goes on as a started one does: READY. */
+typedef struct MsgFork {
+        MsgHeader hdr;
+        uint32_t spare;
+        uint32_t spare2;
+} MsgFork;
+
+typedef struct MsgForked {
+        MsgHeader hdr;
+        int32_t pid;
+        int32_t error;
+} MsgForked;
 
 /* SPOOL (worker) and GRANT (manager): bytes of spool asked, and granted. */
 typedef struct MsgSpool {

@@ -115,7 +115,7 @@ static uint64_t zstd_bound(const Sink *s, uint64_t n) {
 /* Worker threads for a core of this size, if it is large enough and the frame has not begun. */
 static void zstd_size_hint(Sink *s, uint64_t size) {
         ZstdSink *zs = (ZstdSink *) s;
-        unsigned threads = MIN(cpus_online, (unsigned) SINK_ZSTD_THREADS_MAX);
+        unsigned threads = sink_zstd_threads();
 
         if (zs->started || zs->threads > 0 || size < SINK_ZSTD_THREADS_MIN_SIZE || threads < 2)
                 return;
@@ -129,9 +129,22 @@ static void zstd_size_hint(Sink *s, uint64_t size) {
         log_debug("A core of %llu bytes: %u zstd worker threads", (unsigned long long) size, threads);
 }
 
+void sink_zstd_count_cpus(void) {
+        long n;
+
+        if (cpus_online > 0)
+                return;
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+        cpus_online = n > 0 ? (unsigned) MIN(n, 1024L) : 1;
+}
+
 unsigned sink_zstd_threads(void) {
+#ifdef SANITIZED
+        return 0; /* (macro.h) */
+#else
         unsigned threads = MIN(cpus_online, (unsigned) SINK_ZSTD_THREADS_MAX);
         return threads < 2 ? 0 : threads;
+#endif
 }
 
 static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free, zstd_bound, zstd_size_hint };
@@ -145,10 +158,7 @@ int sink_zstd_prepare(int level) {
         ZSTD_outBuffer out = { scratch, sizeof scratch, 0 };
         ZSTD_inBuffer in = { "", 1, 0 };
 
-        if (cpus_online == 0) {
-                long n = sysconf(_SC_NPROCESSORS_ONLN);
-                cpus_online = n > 0 ? (unsigned) MIN(n, 1024L) : 1;
-        }
+        sink_zstd_count_cpus();
         if (prepared)
                 return 0;
         prepared = ZSTD_createCCtx();

@@ -54,6 +54,8 @@ int sink_zstd_prepare(int level);
 #define SINK_ZSTD_THREADS_MIN_SIZE (UINT64_C(16) << 20)
 /* ...as many as CPUs, at most this many. */
 #define SINK_ZSTD_THREADS_MAX 4U
+/* Counts the CPUs (outside the sandbox, which has no /sys), once. */
+void sink_zstd_count_cpus(void);
 /* The worker threads a large core gets here (0: none, one CPU): the sandbox's RLIMIT_NPROC. */
 unsigned sink_zstd_threads(void);
 int sink_new_lz4(int fd, int level, Sink **ret);

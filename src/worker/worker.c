@@ -26,6 +26,7 @@
 #include "record-fields.h"
 #include "sandbox.h"
 #include "sink.h"
+#include "zygote.h"
 
 static const char journal_core_prefix[] = "COREDUMP=";
 
@@ -308,15 +309,6 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         return proto_send(WORKER_CONTROL_FD, &recorded, sizeof recorded, NULL, 0);
 }
 
-/* Sanitizer runtimes reserve terabytes of address space for their shadow memory. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS], const ModuleFiles *mods) {
         int keep[4 + MODULES_MAX] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD] };
         SandboxParams p = {
@@ -350,22 +342,9 @@ static void close_fds(int fds[JOB_FDS]) {
                 fds[i] = safe_close(fds[i]);
 }
 
-/* Dies with the manager that spawned it: it is the peer of the control socket (a socketpair
- * it made); if it is already gone (we were reparented before asking), stop now. */
-static int die_with_manager(void) {
-        struct ucred cred;
-        socklen_t len = sizeof cred;
-
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-                return negative_errno();
-        if (getsockopt(WORKER_CONTROL_FD, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-                return negative_errno();
-        return getppid() == cred.pid ? 0 : -ESRCH;
-}
-
 #define WORKER_COMM "coredump-worker"
 
-int main(int argc, char **argv) {
+static int worker_main(void) {
         static const int keep[] = { WORKER_CONTROL_FD };
         MsgReady ready = { .hdr = { PROTO_MAGIC, MSG_READY } };
         int fds[JOB_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
@@ -373,16 +352,10 @@ int main(int argc, char **argv) {
         MsgJob job;
         int r;
 
-        /* First thing: a crash in here must never be dumped into the daemon. */
-        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         /* coredumpd execs us through /proc/self/fd/N (its pinned binary), which names the process
          * "N": the name ps, the journal's _COMM and the tests know */
         (void) prctl(PR_SET_NAME, WORKER_COMM, 0, 0, 0);
         log_setup("coredump-worker");
-        if (argc != 1) {
-                log_error("coredump-worker takes no arguments; coredumpd starts it");
-                return 2;
-        }
         r = die_with_manager();
         if (r < 0)
                 return log_error_errno(r, "Not started by a live coredumpd: %m"), 2;
@@ -436,4 +409,25 @@ int main(int argc, char **argv) {
         close_fds(fds);
         module_files_close(&mods);
         return r < 0 ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+        int r;
+
+        /* First thing: a crash in here must never be dumped into the daemon. */
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        if (argc == 2 && strcmp(argv[1], "--zygote") == 0) {
+                r = zygote_run();
+                if (r <= 0)
+                        return r < 0 ? 1 : 0;
+                /* a new worker, forked for coredumpd: its command line says so (ps, pgrep -f) */
+                if (strlen(argv[0]) == strlen(WORKER_COMM))
+                        memcpy(argv[0], WORKER_COMM, strlen(WORKER_COMM));
+                memset(argv[1], 0, strlen(argv[1]));
+        } else if (argc != 1) {
+                log_setup("coredump-worker");
+                log_error("coredump-worker takes no arguments (or --zygote); coredumpd starts it");
+                return 2;
+        }
+        return worker_main();
 }

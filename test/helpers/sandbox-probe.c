@@ -28,9 +28,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "macro.h"
 #include "sandbox.h"
 
-#define PROBE_THREADS 2 /* what the probe's sandbox allows, as a worker's for two zstd threads */
+/* what the probe's sandbox allows, as a worker's for two zstd threads (none where the sanitizer
+ * runtime's thread interceptors would be killed by the filter, as a worker gets none there) */
+#ifdef SANITIZED
+#define PROBE_THREADS 0
+#else
+#define PROBE_THREADS 2
+#endif
 
 static void *idle_thread(void *arg) {
         (void) poll(NULL, 0, 200); /* alive while the next ones start (poll: the worker's own wait) */
@@ -155,6 +162,10 @@ static int act(const char *a, const char *arg) {
                 return report(fork());
         if (!strcmp(a, "threads"))
                 return start_threads(atoi(arg));
+        if (!strcmp(a, "threads-allowed")) {
+                printf("%d\n", PROBE_THREADS);
+                return 0;
+        }
         if (!strcmp(a, "clone3")) /* its flags are out of a filter's sight: refused whatever they are */
                 return report(syscall(SYS_clone3, NULL, 0));
         if (!strcmp(a, "clone-vm")) /* shared memory without being a thread: a process all the same */

@@ -134,8 +134,15 @@ class Daemon:
             return f.read()
 
     def children(self):
-        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.proc.pid)], capture_output=True, text=True).stdout
-        return [int(x) for x in out.split()]
+        """The daemon's workers: its children but the zygote that forks them."""
+        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.proc.pid)], capture_output=True, text=True).stdout
+        return [int(line.split()[0]) for line in out.splitlines() if line.split()[1:] != ["coredump-zygote"]]
+
+    def zygote(self):
+        """The zygote's PID, or None."""
+        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.proc.pid)], capture_output=True, text=True).stdout
+        z = [int(line.split()[0]) for line in out.splitlines() if line.split()[1:] == ["coredump-zygote"]]
+        return z[0] if z else None
 
     def wait_log(self, pattern, timeout=20):
         """The whole line of the daemon's log that pattern is found in, once it is there."""

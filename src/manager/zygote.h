@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Interface of coredumpd's side of the zygote (src/worker/zygote.h): starting it, asking it for
+ * a worker, noticing its end. Manager (root): signals and reaps only the zygote it started. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "time-util.h"
+
+typedef struct Manager Manager;
+
+/* The zygote must say READY, and answer each FORK, within these. */
+#define ZYGOTE_READY_TIMEOUT_USEC (5 * USEC_PER_SEC)
+#define ZYGOTE_FORK_TIMEOUT_USEC (1 * USEC_PER_SEC)
+/* After this many zygotes in a row failed (to start, to fork, or died), workers are started one
+ * by one (posix_spawn, exec) for the rest of the daemon's life. */
+#define ZYGOTE_FAILURES_MAX 3U
+
+typedef struct Zygote {
+        pid_t pid;
+        int pidfd;
+        int fd;          /* its control socket */
+        bool ready;
+        unsigned failures;
+        sd_event_source *child_source;
+} Zygote;
+
+void zygote_init(Zygote *z);
+/* Starts the zygote unless it runs or has failed too often; 0 once it is READY. */
+int zygote_start(Manager *m);
+/* A new worker, a child of ours, with control socket control and log pipe log (both still ours to
+ * close): its PID in *ret. -ENOTCONN without a zygote (start the worker another way). */
+int zygote_fork(Manager *m, int control, int log, pid_t *ret);
+/* Kills and reaps it (the daemon stops, or it misbehaved). */
+void zygote_stop(Manager *m);
