@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* coredump-worker: single use. Started by coredumpd ahead of time with its control socket on
- * fd 3, it says READY and waits for exactly one job (the kernel's connection, the unnamed
+/* coredump-worker: single use. Forked ahead of time by the zygote (zygote.h; the same binary
+ * started with --zygote) or started by coredumpd, with its control socket on fd 3, it says
+ * READY and waits for exactly one job (the kernel's connection, the unnamed
  * output file, the crash record). It then drops to the user the job names before touching any
  * of it, streams and compresses that core, reports what the core's notes say, waits for the
  * manager to link the file, writes the journal entry, and exits. */
