@@ -145,6 +145,19 @@ class Coredumpd:
         if left:
             print(f"warning: {len(left)} crashes not finished after {timeout} s", file=sys.stderr)
 
+    def workers(self):
+        """The PIDs of the daemon's children but its zygote."""
+        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.proc.pid)], capture_output=True,
+                             text=True).stdout
+        return {int(line.split()[0]) for line in out.splitlines() if line.split()[1:] != ["coredump-zygote"]}
+
+    def settle(self, before, timeout=5):
+        """Until the workers of the crashes just done have exited and been reaped (their CPU time
+        is the manager's children's only then): no worker left that was not there before."""
+        deadline = time.monotonic() + timeout
+        while self.workers() - before and time.monotonic() < deadline:
+            time.sleep(0.005)
+
     def spool_peak(self):
         """The most one crash held in its spool (bytes; the crashes of the workloads go one at a
         time, so this is the spool's peak use)."""
@@ -354,6 +367,7 @@ def main():
         for w, args in WORKLOADS:
             for name, coll in collectors:
                 use(coll)
+                spares = cd.workers() if coll is cd else set()
                 c0 = cpu_now(coll)
                 ms, pid, t0 = crash_once(crasher, args)
                 if coll is cd:
@@ -361,6 +375,8 @@ def main():
                 elif coll is sd:
                     sd.wait_done()
                 done_ms = (time.monotonic() - t0) * 1000 if coll is not drain else ms
+                if coll is cd:
+                    cd.settle(spares)
                 if rnd == 0:
                     continue
                 lat[w][name].append(ms)
@@ -376,9 +392,11 @@ def main():
     for name, coll in collectors:
         use(coll)
         c0 = cpu_now(coll)
+        spares = cd.workers() if coll is cd else set()
         rate, v, pids = storm(stormer, a.storm, 4)
         if coll is cd:
             cd.wait_done(pids)
+            cd.settle(spares)
         elif coll is sd:
             sd.wait_done()
         storms[name] = (rate, v, (cpu_now(coll) - c0) / a.storm if coll is not drain else None)
@@ -390,9 +408,11 @@ def main():
     # first 10 every crash of the one looping program is refused before its dump
     cd.reload("")
     use(cd)
+    spares = cd.workers()
     c0 = cpu_now(cd)
     rate, v, pids = storm(stormer, a.storm, 4)
     cd.wait_done(pids)
+    cd.settle(spares)
     storms["coredumpd rate-limited"] = (rate, v, (cpu_now(cd) - c0) / a.storm)
     clear_store(cd.store)
 

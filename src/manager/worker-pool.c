@@ -279,7 +279,7 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
         return 0;
 }
 
-/* Starts the worker binary with posix_spawn(): glibc uses vfork semantics, so the manager's
+/* Starts the worker binary (or the zygote) with posix_spawn(): glibc uses vfork semantics, so the manager's
  * page tables are neither copied nor written to copy-on-write for a child that only execs (a
  * fork() here cost the manager more CPU per crash than anything else it does). The child gets
  * /dev/null on stdin and stdout, the log pipe on stderr, the control socket on
@@ -292,7 +292,7 @@ int worker_exec(Manager *m, int sock, int log, bool zygote, pid_t *ret) {
         char *argv_zygote[] = { (char *) "coredump-zygote", (char *) "--zygote", NULL };
         char **argv = zygote ? argv_zygote : argv_worker;
         const char *keep[] = { "COREDUMP_SOCKET_LOG_LEVEL", "ASAN_OPTIONS", "UBSAN_OPTIONS", "COREDUMP_WORKER_FAULT" };
-        char *envp[ELEMENTSOF(keep) + 1] = {};
+        char *envp[ELEMENTSOF(keep) + 2] = {};
         char envbuf[ELEMENTSOF(keep)][256];
         _cleanup_close_ int moved = -EBADF;
         posix_spawn_file_actions_t fa;
@@ -306,6 +306,10 @@ int worker_exec(Manager *m, int sock, int log, bool zygote, pid_t *ret) {
                 if (v && snprintf(envbuf[i], sizeof envbuf[i], "%s=%s", keep[i], v) < (int) sizeof envbuf[i])
                         envp[n++] = envbuf[i];
         }
+        /* the zygote binds every symbol once, at its start: each worker it forks would otherwise
+         * resolve, and write into its copy of the GOT, every function it calls first */
+        if (zygote)
+                envp[n++] = (char *) "LD_BIND_NOW=1";
         /* dup2() onto itself would leave O_CLOEXEC set: move it out of the way first */
         if (sock == WORKER_CONTROL_FD) {
                 moved = fcntl(sock, F_DUPFD_CLOEXEC, WORKER_CONTROL_FD + 1);
