@@ -83,13 +83,20 @@ static StoreStop room_allows(StoreRoom *room, const Sink *sink, uint64_t n) {
 
 /* The largest piece (halving from STORE_PIECE_MAX down to STORE_PIECE_MIN) that still fits the
  * room: close to its end, smaller pieces go on filling it. 0 and *stop set if none fits. */
-static size_t fitting_piece(StoreRoom *room, const Sink *sink, size_t left, uint32_t *stop) {
+static size_t fitting_piece(StoreRoom *room, Sink *sink, size_t left, uint32_t *stop) {
         size_t piece = MIN(left, (size_t) STORE_PIECE_MAX);
+        bool flushed = false;
 
         for (;;) {
                 *stop = room_allows(room, sink, piece);
                 if (*stop == STORE_STOP_NONE)
                         return piece;
+                /* near the end of the room: what the sink holds back counts as if incompressible;
+                 * out with it, then the bound is what the file is */
+                if (!flushed && sink_flush(sink) >= 0) {
+                        flushed = true;
+                        continue;
+                }
                 if (piece <= STORE_PIECE_MIN)
                         return 0;
                 piece /= 2;

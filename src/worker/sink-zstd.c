@@ -85,6 +85,11 @@ static int zstd_write(Sink *s, const uint8_t *p, size_t n) {
         return zstd_run((ZstdSink *) s, &in, ZSTD_e_continue);
 }
 
+static int zstd_flush(Sink *s) {
+        ZSTD_inBuffer in = { NULL, 0, 0 };
+        return zstd_run((ZstdSink *) s, &in, ZSTD_e_flush);
+}
+
 static int zstd_finish(Sink *s) {
         ZSTD_inBuffer in = { NULL, 0, 0 };
         return zstd_run((ZstdSink *) s, &in, ZSTD_e_end);
@@ -147,7 +152,7 @@ unsigned sink_zstd_threads(void) {
 #endif
 }
 
-static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free, zstd_bound, zstd_size_hint };
+static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free, zstd_bound, zstd_size_hint, zstd_flush };
 
 /* A context made and warmed before the job: creating it and faulting in its tables (megabytes at
  * the default level) is a good part of what a tiny core costs, and depends on nothing of it. */

@@ -40,6 +40,10 @@ void sink_size_hint(Sink *s, uint64_t size) {
                 s->ops->size_hint(s, size);
 }
 
+int sink_flush(Sink *s) {
+        return s->ops->flush ? s->ops->flush(s) : 0;
+}
+
 int sink_finish(Sink *s) {
         return s->ops->finish(s);
 }

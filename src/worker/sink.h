@@ -20,6 +20,8 @@ typedef struct SinkOps {
         uint64_t (*bound)(const Sink *s, uint64_t n);
         /* optional: the input's expected size, before its first byte */
         void (*size_hint)(Sink *s, uint64_t size);
+        /* optional: writes out what it holds back (the frame goes on) */
+        int (*flush)(Sink *s);
 } SinkOps;
 
 struct Sink {
@@ -40,6 +42,8 @@ void sink_free(Sink *s);
 /* Says how large the input will be (the core's ELF headers), before the first write: a large
  * core gets zstd's worker threads. */
 void sink_size_hint(Sink *s, uint64_t size);
+/* Writes out what the sink holds back, so that sink_bound() is as tight as it gets (near a cap). */
+int sink_flush(Sink *s);
 static inline void sink_freep(Sink **s) {
         if (*s)
                 sink_free(*s);
