@@ -116,7 +116,7 @@ typedef struct MsgJob {
         uint64_t store_size_max;
         uint64_t keep_free; /* stop storing before the file system has less than this free */
         /* the most a SPOOL may be granted (SpoolMax= less what other cores hold as the job
-         * starts); 0: ask for none. The worker's RLIMIT_FSIZE until the spool is drained. */
+         * starts); 0: ask for none. */
         uint64_t spool_max;
 } MsgJob;
 

@@ -30,6 +30,16 @@ static uint64_t read_limit(const MsgJob *job) {
         return limit;
 }
 
+uint64_t job_file_size_limit(const MsgJob *job) {
+        uint64_t max = WORKER_FSIZE_FLOOR;
+
+        if (job->flags & JOB_FLAG_STORE)
+                max = MAX(max, job->store_size_max);
+        if (job->flags & JOB_FLAG_JOURNAL_CORE) /* the entry's memfd holds the core too */
+                max = job->journal_size_max > UINT64_MAX - max ? UINT64_MAX : max + job->journal_size_max;
+        return max;
+}
+
 /* The part of a chunk at offset got that the stored file takes (ExternalSizeMax=). */
 static size_t store_share(const MsgJob *job, uint64_t got, size_t n, bool *cut) {
         if (got >= job->external_size_max) {
@@ -224,13 +234,21 @@ static SpoolMode spool_decide(const ElfStream *elf, const StoreCtx *st, uint64_t
         end = MIN(elf->expected_size, st->job->external_size_max);
         if (end <= got || end - got < SPOOL_WANT_MIN)
                 return SPOOL_OFF;
-        if (ask(MIN(end - got, st->job->spool_max), &granted) < 0 || granted == 0)
+        /* only what is to be stored is spooled; a memfd, it holds no more than the worker's file
+         * size limit (a core larger than that spills: the limit is never raised for the spool) */
+        if (ask(MIN(MIN(end - got, st->job->spool_max), job_file_size_limit(st->job)), &granted) < 0 || granted == 0)
                 return SPOOL_OFF;
-        if (spool_open(spool, got, MIN(granted, st->job->spool_max)) < 0) {
+        if (spool_open(spool, got, MIN(MIN(granted, st->job->spool_max), job_file_size_limit(st->job))) < 0) {
                 log_debug("Could not open the spool, compressing while receiving");
                 return SPOOL_OFF;
         }
         return SPOOL_ON;
+}
+
+/* Of a chunk at offset got, what the spool keeps: the part below ExternalSizeMax= (the rest is
+ * read for the stack traces only). */
+static size_t spool_share(const MsgJob *job, uint64_t got, size_t n) {
+        return got >= job->external_size_max ? 0 : (size_t) MIN((uint64_t) n, job->external_size_max - got);
 }
 
 /* The spool is full (or failed): what it holds goes to the sink now, the rest as it comes. */
@@ -297,7 +315,7 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                         journal_fit = false;
                 if (mode == SPOOL_UNDECIDED)
                         mode = spool_decide(&elf, &st, got, ask, &spool);
-                if (mode == SPOOL_ON && spool_add(&spool, buf, (size_t) n) < 0) {
+                if (mode == SPOOL_ON && spool_add(&spool, buf, spool_share(job, got, (size_t) n)) < 0) {
                         mode = SPOOL_OFF;
                         (void) spool_spill(&spool, &st);
                 }
@@ -321,6 +339,9 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                 if (r < 0 && st.error == 0)
                         st.error = r;
         }
+        /* the spool kept no more than the stored part: a stream past it was cut all the same */
+        if (got > job->external_size_max)
+                st.cut = true;
         r = st.error;
         if (sink && r == 0)
                 r = sink_finish(sink);

@@ -31,6 +31,10 @@ void core_capture_free(CoreCapture *c);
  * trip to the manager). */
 #define SPOOL_WANT_MIN (64U << 10)
 
+/* The worker's RLIMIT_FSIZE for a job: its store room (or WORKER_FSIZE_FLOOR, what its memfds
+ * need), plus the core for Storage=journal. The spool never needs more. */
+uint64_t job_file_size_limit(const MsgJob *job);
+
 /* Asks the manager for bytes of spool; *granted is what it may hold (0: none). */
 typedef int (*spool_ask_fn)(uint64_t bytes, uint64_t *granted);
 

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -116,10 +115,6 @@ static int add_filtered(scmp_filter_ctx ctx) {
         /* no executable memory, ever */
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
-        /* its own file size limit, lowered once the spool is drained (raising it past the hard
-         * limit takes CAP_SYS_RESOURCE, which it has not) */
-        r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2, SCMP_A0(SCMP_CMP_EQ, 0),
-                                  SCMP_A1(SCMP_CMP_EQ, RLIMIT_FSIZE));
         /* threads only, never a process (RLIMIT_NPROC bounds how many): clone with the thread
          * flags; clone3, whose flags a filter cannot see, answers ENOSYS (glibc falls back) */
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,

@@ -8,8 +8,8 @@
  * into the sink at once and the rest compressed while received, as without a spool. Never on
  * disk: a memfd lives in memory (and swap) and dies with the worker. A memfd and not anonymous
  * memory: write() fills its pages without a fault each, measured 2-3x faster here (a
- * hypervisor that makes page faults dear); the price, RLIMIT_FSIZE raised while the core streams,
- * is in worker.c. */
+ * hypervisor that makes page faults dear). Being a file, it is bound by the worker's
+ * RLIMIT_FSIZE, which is never raised for it: a spool holds at most that (receive.c). */
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,6 +6,7 @@
  * of it, streams and compresses that core, reports what the core's notes say, waits for the
  * manager to link the file, writes the journal entry, and exits. */
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,22 +51,12 @@ static int wait_msg(uint32_t type, void *msg, size_t size, int *fds, size_t n_fd
 
 /* RLIMIT_FSIZE before a byte of the core is read, soft = hard: even a worker the core took over
  * cannot grow its file past the job's cap (or WORKER_FSIZE_FLOOR, what its memfds need), not
- * even after RESULT. While the core streams, the spool (a memfd, spool.h) needs up to the job's
- * spool_max: until then the stored file's bound is the larger of the two (SpoolMax= is a share
- * of the memory, so a worker the core took over at that point could overshoot its cap by at
- * most that); the limit comes down to the cap before RESULT (with_spool false), for good.
- * SIGXFSZ ignored: a write past it fails with EFBIG instead of killing. */
-static int limit_file_size(const MsgJob *job, bool with_spool) {
-        uint64_t max = WORKER_FSIZE_FLOOR;
-        struct rlimit rl;
+ * even after RESULT. The spool is a memfd too: it holds at most this much (receive.c). SIGXFSZ
+ * ignored: a write past it fails with EFBIG instead of killing. */
+static int limit_file_size(const MsgJob *job) {
+        uint64_t max = job_file_size_limit(job);
+        struct rlimit rl = { .rlim_cur = max >= RLIM_INFINITY ? RLIM_INFINITY : max };
 
-        if (job->flags & JOB_FLAG_STORE)
-                max = MAX(max, job->store_size_max);
-        if (job->flags & JOB_FLAG_JOURNAL_CORE) /* the entry's memfd holds the core too */
-                max = job->journal_size_max > UINT64_MAX - max ? UINT64_MAX : max + job->journal_size_max;
-        if (with_spool)
-                max = MAX(max, job->spool_max);
-        rl = (struct rlimit) { .rlim_cur = max >= RLIM_INFINITY ? RLIM_INFINITY : max };
         rl.rlim_max = rl.rlim_cur;
         if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR || setrlimit(RLIMIT_FSIZE, &rl) < 0)
                 return negative_errno();
@@ -283,9 +274,6 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released */
         if (r < 0)
                 return log_error_errno(r, "Failed to receive the core: %m");
-        r = limit_file_size(job, false); /* the spool is gone */
-        if (r < 0)
-                return log_error_errno(r, "Failed to lower the file size limit: %m");
         if (store_stop_to_string(res.store_stop) &&
             record_add_str(&rec, "COREDUMP_PROCESSING_ERROR", store_stop_to_string(res.store_stop)) < 0)
                 log_warning("Failed to say in the entry why the core is truncated");
@@ -388,7 +376,7 @@ static int worker_main(void) {
                 close_fds(fds);
                 return log_error_errno(r < 0 ? r : -EBADMSG, "Invalid job from the manager: %m"), 1;
         }
-        r = limit_file_size(&job, true);
+        r = limit_file_size(&job);
         if (r < 0) {
                 close_fds(fds);
                 return log_error_errno(r, "Failed to limit the core's file size: %m"), 3;
@@ -417,6 +405,9 @@ int main(int argc, char **argv) {
 
         /* First thing: a crash in here must never be dumped into the daemon. */
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /* zstd's threads share one malloc arena: each arena of its own reserves 64 MiB of the
+         * address space RLIMIT_AS bounds */
+        (void) mallopt(M_ARENA_MAX, 1);
         if (argc == 2 && strcmp(argv[1], "--zygote") == 0) {
                 r = zygote_run();
                 if (r <= 0)
