@@ -81,7 +81,7 @@ static void on_ready(Worker *w) {
 
         if (r == -EAGAIN)
                 return;
-        if (r < 0 || msg.pid != (uint32_t) w->pid || (msg.flags & ~READY_FLAGS_ALL) != 0) {
+        if (r < 0 || msg.pid != (uint32_t) w->pid || (msg.flags & ~READY_FLAG_USERNS) != 0) {
                 worker_kill(w, r == -ECONNRESET ? "exited before it was ready" : "broke the protocol before its job");
                 return;
         }
@@ -269,6 +269,8 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
 
         if (!w->ready_seen && !w->retired)
                 m->spawn_failures++;
+        if (!clean && !w->retired)
+                zygote_renew(m); /* it may have been made to fail on purpose: a new layout */
         if (!clean || c)
                 log_full_errno(c || w->state != WORKER_FINISHED ? LOG_ERR : LOG_DEBUG, 0, "Worker %d %s %d", (int) w->pid,
                                si->si_code == CLD_EXITED ? "exited with status" : "was killed by signal", si->si_status);

@@ -47,6 +47,14 @@ void zygote_stop(Manager *m) {
         z->fd = safe_close(z->fd);
         z->pid = 0;
         z->ready = false;
+        z->forks = 0;
+}
+
+void zygote_renew(Manager *m) {
+        if (m->zygote.ready)
+                log_debug("Replacing the worker zygote after a worker's abnormal end");
+        zygote_stop(m); /* not a failure of the zygote's */
+        (void) zygote_start(m);
 }
 
 static int on_zygote_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
@@ -127,7 +135,7 @@ int zygote_fork(Manager *m, int control, int log, pid_t *ret) {
                 r = zygote_recv(z, MSG_FORKED, &forked, sizeof forked, ZYGOTE_FORK_TIMEOUT_USEC);
         if (r < 0) {
                 zygote_failed(m, "did not answer");
-                return -ENOTCONN;
+                return -EIO; /* a child it made may hold the descriptors */
         }
         if (forked.error < 0 || forked.pid <= 0) {
                 log_warning_errno(forked.error < 0 ? forked.error : -EBADMSG, "The worker zygote could not fork: %m");
@@ -136,7 +144,7 @@ int zygote_fork(Manager *m, int control, int log, pid_t *ret) {
         /* it must be a child of ours (CLONE_PARENT), alive: else the zygote lies or is broken */
         if (waitid(P_PID, (id_t) forked.pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
                 zygote_failed(m, "named a process that is not a new worker");
-                return -ENOTCONN;
+                return -EIO;
         }
         if (si.si_pid != 0) { /* ours, but gone already: reap it, start this one the other way */
                 (void) waitpid(forked.pid, NULL, 0);
@@ -144,5 +152,8 @@ int zygote_fork(Manager *m, int control, int log, pid_t *ret) {
                 return -ENOTCONN;
         }
         *ret = forked.pid;
+        z->failures = 0;
+        if (++z->forks >= ZYGOTE_FORKS_MAX)
+                zygote_stop(m); /* a new one, with a new layout, for the next worker */
         return 0;
 }

@@ -17,13 +17,18 @@ typedef struct Manager Manager;
 /* After this many zygotes in a row failed (to start, to fork, or died), workers are started one
  * by one (posix_spawn, exec) for the rest of the daemon's life. */
 #define ZYGOTE_FAILURES_MAX 3U
+/* Workers forked from one zygote share its address layout, stack canary and pointer guard (no
+ * exec in between): a zygote is replaced after this many forks, and after any worker that died
+ * abnormally, so that a crafted core cannot learn the layout by trial and error. */
+#define ZYGOTE_FORKS_MAX 64U
 
 typedef struct Zygote {
         pid_t pid;
         int pidfd;
         int fd;          /* its control socket */
         bool ready;
-        unsigned failures;
+        unsigned failures; /* in a row: a fork resets it */
+        unsigned forks;
         sd_event_source *child_source;
 } Zygote;
 
@@ -31,7 +36,10 @@ void zygote_init(Zygote *z);
 /* Starts the zygote unless it runs or has failed too often; 0 once it is READY. */
 int zygote_start(Manager *m);
 /* A new worker, a child of ours, with control socket control and log pipe log (both still ours to
- * close): its PID in *ret. -ENOTCONN without a zygote (start the worker another way). */
+ * close): its PID in *ret. -ENOTCONN without a zygote or if it could not fork (start the worker
+ * another way, with these descriptors); -EIO if something may hold them now (start none). */
 int zygote_fork(Manager *m, int control, int log, pid_t *ret);
 /* Kills and reaps it (the daemon stops, or it misbehaved). */
 void zygote_stop(Manager *m);
+/* A worker died abnormally: a new zygote (new layout) for the next ones. */
+void zygote_renew(Manager *m);

@@ -64,11 +64,22 @@ static int place_fds(const int fds[ZYGOTE_FORK_FDS]) {
 }
 
 /* A child of our parent, coredumpd (the exit signal is ours: SIGCHLD); its stack and memory a
- * copy of ours, as fork() makes them. Returns its PID, 0 in it, or a negative errno. */
+ * copy of ours, as fork() makes them. clone3 first; clone where it answers ENOSYS (kernels before
+ * 5.3, and systemd's RestrictNamespaces=, which cannot look into clone3's flags and refuses it
+ * whole, as coredump-socket.service has it). Returns its PID, 0 in it, or a negative errno. The
+ * child keeps glibc's idea of its thread id (the zygote's): glibc 2.34 and later signal
+ * themselves with gettid(), and the child is single-threaded until zstd's threads, which get
+ * their own. */
 static pid_t clone_sibling(void) {
         struct clone_args args = { .flags = CLONE_PARENT };
         long pid = syscall(SYS_clone3, &args, sizeof args);
 
+        if (pid < 0 && errno == ENOSYS)
+#if defined(__s390__) || defined(__CRIS__)
+                pid = syscall(SYS_clone, 0, CLONE_PARENT | SIGCHLD, NULL, NULL, 0); /* stack first */
+#else
+                pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
+#endif
         return pid < 0 ? (pid_t) negative_errno() : (pid_t) pid;
 }
 

@@ -187,21 +187,25 @@ def case_zygote():
 
 
 def case_zygote_killed():
-    """A zygote that dies is replaced; after ZYGOTE_FAILURES_MAX (3) the manager starts each
-    worker itself (posix_spawn); crashes are stored all along."""
+    """A zygote that dies is replaced; a worker that dies abnormally (it may have been made to,
+    by a crafted core) gets the zygote replaced too, so the next worker has a new address layout;
+    crashes are stored all along."""
     from cdtest import crash
     env = Env({"SpareWorkers": "1"})
     d = env.start()
-    for i in range(3):
-        z = wait_until(d.zygote, 10, lambda: f"zygote {i + 1}:\n{d.log_text()}")
-        os.kill(z, signal.SIGKILL)
-        d.wait_log(rf"(?s)(The worker zygote was killed.*){{{i + 1}}}")
-        pid, _ = crash("segv")
-        check(any(f".{pid}." in c for c in env.wait_cores(i + 1)), f"crash {i + 1} not stored:\n{d.log_text()}")
-    d.wait_log(r"starting each worker on its own from now on")
-    check(d.zygote() is None, "a zygote was started past the limit")
+    z = wait_until(d.zygote, 10, lambda: f"a zygote:\n{d.log_text()}")
+    os.kill(z, signal.SIGKILL)
+    d.wait_log(r"The worker zygote was killed")
     pid, _ = crash("segv")
-    check(any(f".{pid}." in c for c in env.wait_cores(4)), f"crash without a zygote not stored:\n{d.log_text()}")
+    check(any(f".{pid}." in c for c in env.wait_cores(1)), f"crash after the zygote's death not stored:\n{d.log_text()}")
+    z2 = wait_until(lambda: d.zygote() not in (None, z) and d.zygote(), 10, lambda: f"a new zygote:\n{d.log_text()}")
+    w = d.wait_idle_workers(1)[0]
+    os.kill(w, signal.SIGKILL)
+    z3 = wait_until(lambda: d.zygote() not in (None, z2) and d.zygote(), 10,
+                    lambda: f"a zygote other than {z2} after a worker's abnormal end:\n{d.log_text()}")
+    pid, _ = crash("segv")
+    check(any(f".{pid}." in c for c in env.wait_cores(2)), f"crash after the renewal not stored:\n{d.log_text()}")
+    print(f"observed: zygotes {z} -> {z2} (killed) -> {z3} (a worker killed)")
     check(d.stop() == 0, "daemon did not stop cleanly")
 
 

@@ -1,5 +1,6 @@
 # The service's sandbox is in force: systemd-analyze's exposure score, the manager's
-# capabilities, and a worker's status while it processes a core.
+# capabilities, and a worker's status while it processes a core; the workers come from the zygote
+# under the unit's own restrictions (RestrictNamespaces= refuses clone3: it must fall back).
 . /usr/local/lib/cds-vmtest/tests/lib.sh
 systemd-analyze security --no-pager coredump-socket.service | tail -n 1
 main=$(systemctl show -p MainPID --value coredump-socket.service)
@@ -27,3 +28,9 @@ grep -E "^(Uid|CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/$found/status
 [ "$(awk '/^Seccomp:/{print $2}' /proc/$found/status)" = 2 ] || fail "worker without its seccomp filter"
 wait $cp
 wait_listed $cp || fail "the large crash $cp was not recorded"
+z=$(pgrep -P "$main" -x coredump-zygote) || fail "no worker zygote under the unit"
+echo "zygote $z"
+[ "$(awk '/^PPid:/{print $2}' /proc/$found/status 2>/dev/null || echo "$main")" = "$main" ] || fail "worker not the manager's child"
+if journalctl -u coredump-socket.service --no-pager | grep -E "zygote (could not fork|did not|exited|was killed|named)"; then
+        fail "the zygote failed under the unit"
+fi
