@@ -26,6 +26,7 @@ typedef struct ZstdSink {
         Sink base;
         ZSTD_CCtx *cctx;
         bool started;     /* the frame has begun: parameters are fixed */
+        int level;
         unsigned threads; /* worker threads asked for (0: compressed by the caller) */
         size_t out_size;
         uint8_t *out;
@@ -122,7 +123,8 @@ static void zstd_size_hint(Sink *s, uint64_t size) {
         ZstdSink *zs = (ZstdSink *) s;
         unsigned threads = sink_zstd_threads();
 
-        if (zs->started || zs->threads > 0 || size < SINK_ZSTD_THREADS_MIN_SIZE || threads < 2)
+        if (zs->started || zs->threads > 0 || size < SINK_ZSTD_THREADS_MIN_SIZE || threads < 2 ||
+            zs->level > SINK_ZSTD_THREADS_LEVEL_MAX)
                 return;
         if (ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_nbWorkers, (int) threads)) ||
             ZSTD_isError(ZSTD_CCtx_setParameter(zs->cctx, ZSTD_c_jobSize, ZSTD_JOB_SIZE)) ||
@@ -188,6 +190,7 @@ int sink_new_zstd(int fd, int level, Sink **ret) {
         if (!zs)
                 return -ENOMEM;
         zs->base = (Sink) { .ops = &zstd_ops, .fd = fd };
+        zs->level = level;
         zs->cctx = prepared ?: ZSTD_createCCtx();
         prepared = NULL;
         zs->out_size = ZSTD_CStreamOutSize();

@@ -56,8 +56,10 @@ int sink_new_zstd(int fd, int level, Sink **ret);
 int sink_zstd_prepare(int level);
 /* Cores this large and up are compressed by zstd's worker threads... */
 #define SINK_ZSTD_THREADS_MIN_SIZE (UINT64_C(16) << 20)
-/* ...as many as CPUs, at most this many. */
+/* ...as many as CPUs, at most this many, at levels up to SINK_ZSTD_THREADS_LEVEL_MAX (above it
+ * each thread's context and window grow past what the worker's address space is sized for). */
 #define SINK_ZSTD_THREADS_MAX 4U
+#define SINK_ZSTD_THREADS_LEVEL_MAX 6
 /* Counts the CPUs (outside the sandbox, which has no /sys), once. */
 void sink_zstd_count_cpus(void);
 /* The worker threads a large core gets here (0: none, one CPU): the sandbox's RLIMIT_NPROC. */
