@@ -4,7 +4,6 @@
  * with posix_spawn as before. Manager (root): signals and reaps only its zygote. */
 #include <assert.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -66,21 +65,6 @@ static int on_zygote_exit(sd_event_source *s, const siginfo_t *si, void *userdat
         return 0;
 }
 
-/* One message from the zygote within timeout. */
-static int zygote_recv(Zygote *z, uint32_t type, void *msg, size_t size, uint64_t timeout_usec) {
-        struct pollfd p = { .fd = z->fd, .events = POLLIN };
-        int n;
-
-        do
-                n = poll(&p, 1, (int) (timeout_usec / USEC_PER_MSEC));
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return negative_errno();
-        if (n == 0)
-                return -ETIMEDOUT;
-        return proto_recv(z->fd, type, msg, size, NULL, 0);
-}
-
 int zygote_start(Manager *m) {
         Zygote *z = &m->zygote;
         int pair[2], r;
@@ -103,7 +87,7 @@ int zygote_start(Manager *m) {
         }
         /* not reaped before we watch it: the PID names our child */
         z->pidfd = pidfd_open_pid(z->pid);
-        r = z->pidfd < 0 ? z->pidfd : zygote_recv(z, MSG_READY, &ready, sizeof ready, ZYGOTE_READY_TIMEOUT_USEC);
+        r = z->pidfd < 0 ? z->pidfd : proto_wait(z->fd, MSG_READY, &ready, sizeof ready, NULL, 0, (int) (ZYGOTE_READY_TIMEOUT_USEC / USEC_PER_MSEC));
         if (r >= 0 && (ready.pid != (uint32_t) z->pid || ready.flags != READY_FLAG_ZYGOTE))
                 r = -EBADMSG;
         if (r >= 0)
@@ -132,7 +116,7 @@ int zygote_fork(Manager *m, int control, int log, pid_t *ret) {
                 return -ENOTCONN;
         r = proto_send(z->fd, &msg, sizeof msg, fds, ELEMENTSOF(fds));
         if (r >= 0)
-                r = zygote_recv(z, MSG_FORKED, &forked, sizeof forked, ZYGOTE_FORK_TIMEOUT_USEC);
+                r = proto_wait(z->fd, MSG_FORKED, &forked, sizeof forked, NULL, 0, (int) (ZYGOTE_FORK_TIMEOUT_USEC / USEC_PER_MSEC));
         if (r < 0) {
                 zygote_failed(m, "did not answer");
                 return -EIO; /* a child it made may hold the descriptors */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Descriptor helpers: full reads and writes, a small file below a dirfd, closing all but some fds,
  * O_NONBLOCK, a path beneath a directory without symlinks. Shared by every program: reads or writes only the fds and paths it is given. */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -31,11 +32,12 @@ ssize_t loop_read(int fd, void *buf, size_t n) {
         return (ssize_t) got;
 }
 
-int loop_write(int fd, const void *buf, size_t n) {
+/* Writes all n bytes, at offset (moving it along) or, if offset is negative, at the file position. */
+static int write_all(int fd, const void *buf, size_t n, off_t offset) {
         const char *p = buf;
 
         while (n > 0) {
-                ssize_t k = write(fd, p, n);
+                ssize_t k = offset < 0 ? write(fd, p, n) : pwrite(fd, p, n, offset);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -45,27 +47,19 @@ int loop_write(int fd, const void *buf, size_t n) {
                         return -EIO;
                 p += k;
                 n -= (size_t) k;
+                if (offset >= 0)
+                        offset += k;
         }
         return 0;
 }
 
-int loop_pwrite(int fd, const void *buf, size_t n, off_t offset) {
-        const char *p = buf;
+int loop_write(int fd, const void *buf, size_t n) {
+        return write_all(fd, buf, n, -1);
+}
 
-        while (n > 0) {
-                ssize_t k = pwrite(fd, p, n, offset);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        return -EIO;
-                p += k;
-                n -= (size_t) k;
-                offset += k;
-        }
-        return 0;
+int loop_pwrite(int fd, const void *buf, size_t n, off_t offset) {
+        assert(offset >= 0);
+        return write_all(fd, buf, n, offset);
 }
 
 ssize_t read_small_file_at(int dirfd, const char *path, char *buf, size_t size) {

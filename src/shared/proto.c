@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sends and receives one fixed-size manager<->worker message with its fds, refusing any other
  * size, type or fd count. Shared: I/O only on the socket given; a static buffer, one thread. */
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -119,5 +120,23 @@ const char *store_stop_to_string(uint32_t stop) {
                 return "core truncated: storing more would have left the file system below KeepFree=";
         default:
                 return NULL;
+        }
+}
+
+int proto_wait(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds, int timeout_msec) {
+        struct pollfd p = { .fd = sock, .events = POLLIN };
+
+        for (;;) {
+                int n = poll(&p, 1, timeout_msec), r;
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        return -ETIMEDOUT;
+                r = proto_recv(sock, type, msg, size, ret_fds, n_fds);
+                if (r != -EAGAIN)
+                        return r;
         }
 }

@@ -209,3 +209,6 @@ int proto_check(const void *buf, size_t len, uint32_t type, size_t size);
  * and `type`, and carries exactly n_fds fds (which are returned, O_CLOEXEC). Stray fds are
  * closed. Returns 0, -ECONNRESET on EOF, -EAGAIN if nothing is there yet. */
 int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds);
+/* proto_recv() once a message is there, waiting up to timeout_msec for it (-1: without end);
+ * -ETIMEDOUT if none came. */
+int proto_wait(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds, int timeout_msec);

@@ -34,19 +34,7 @@ static const char journal_core_prefix[] = "COREDUMP=";
 
 /* Waits for one message of `type` from the manager. */
 static int wait_msg(uint32_t type, void *msg, size_t size, int *fds, size_t n_fds) {
-        struct pollfd p = { .fd = WORKER_CONTROL_FD, .events = POLLIN };
-        int r;
-
-        for (;;) {
-                if (poll(&p, 1, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                r = proto_recv(WORKER_CONTROL_FD, type, msg, size, fds, n_fds);
-                if (r != -EAGAIN)
-                        return r;
-        }
+        return proto_wait(WORKER_CONTROL_FD, type, msg, size, fds, n_fds, -1);
 }
 
 /* RLIMIT_FSIZE before a byte of the core is read, soft = hard: even a worker the core took over

@@ -7,7 +7,6 @@
  * touches only its control socket and the descriptors FORK brings. */
 #include <fcntl.h>
 #include <linux/sched.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -34,22 +33,6 @@ int die_with_manager(void) {
         if (getsockopt(WORKER_CONTROL_FD, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
                 return negative_errno();
         return getppid() == cred.pid ? 0 : -ESRCH;
-}
-
-static int wait_fork(MsgFork *msg, int fds[ZYGOTE_FORK_FDS]) {
-        struct pollfd p = { .fd = WORKER_CONTROL_FD, .events = POLLIN };
-        int r;
-
-        for (;;) {
-                if (poll(&p, 1, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                r = proto_recv(WORKER_CONTROL_FD, MSG_FORK, msg, sizeof *msg, fds, ZYGOTE_FORK_FDS);
-                if (r != -EAGAIN)
-                        return r;
-        }
 }
 
 /* In the new worker: its control socket on WORKER_CONTROL_FD (in place of the zygote's), its log
@@ -111,7 +94,7 @@ int zygote_run(void) {
                 MsgFork msg;
                 pid_t pid;
 
-                r = wait_fork(&msg, fds);
+                r = proto_wait(WORKER_CONTROL_FD, MSG_FORK, &msg, sizeof msg, fds, ZYGOTE_FORK_FDS, -1);
                 if (r == -ECONNRESET)
                         return 0; /* coredumpd let us go */
                 if (r < 0 || msg.spare != 0 || msg.spare2 != 0) {

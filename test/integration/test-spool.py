@@ -31,18 +31,24 @@ def stored_core(env, d, pid):
     return core, rec
 
 
+def held_crash(mib):
+    """A crash of mib MiB of text, to its end: (the crasher, its time.monotonic() at the crash,
+    seconds the task was held)."""
+    p = start_crash("mem", mib, sync=True)
+    p.stdin.write(b"x")
+    p.stdin.flush()
+    t0 = time.monotonic()
+    check(p.wait(120) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    return p, t0, time.monotonic() - t0
+
+
 def case_released_first():
     """With a slow compression (level 19, seconds for this core), the task is gone before its
     core is complete: the spool released it. Without a spool (SpoolMax=0) the same crash holds
     the task until the core is compressed."""
     env = Env({"CompressLevel": "19"})
     d = env.start(environ=DEBUG)
-    p = start_crash("mem", 16, sync=True)
-    p.stdin.write(b"x")
-    p.stdin.flush()
-    t0 = time.monotonic()
-    check(p.wait(60) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
-    held = time.monotonic() - t0
+    p, t0, held = held_crash(16)
     early = f"Crash of PID {p.pid} (crasher, uid 0): core complete" in d.log_text()
     line = d.wait_log(rf"Crash of PID {p.pid} \(crasher, uid 0\): core complete", timeout=120)
     complete = time.monotonic() - t0
@@ -54,12 +60,7 @@ def case_released_first():
 
     env2 = Env({"CompressLevel": "19", "SpoolMax": "0"})
     d2 = env2.start(environ=DEBUG)
-    p = start_crash("mem", 16, sync=True)
-    p.stdin.write(b"x")
-    p.stdin.flush()
-    t0 = time.monotonic()
-    check(p.wait(120) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
-    inline = time.monotonic() - t0
+    p, _, inline = held_crash(16)
     print(f"observed: SpoolMax=0: task held {inline:.2f} s")
     check(spooled(d2, p.pid) is None and "spooled" not in d2.log_text(), "SpoolMax=0 spooled")
     check(inline > held, f"the task was held {inline:.2f} s without a spool, {held:.2f} s with one")
@@ -122,10 +123,7 @@ def case_graceful_stop():
     the daemon finishes it before it exits (a spooled crash is not lost to a restart)."""
     env = Env({"CompressLevel": "19"})
     d = env.start(environ=DEBUG)
-    p = start_crash("mem", 16, sync=True)
-    p.stdin.write(b"x")
-    p.stdin.flush()
-    check(p.wait(60) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    p, _, _ = held_crash(16)
     check("core complete" not in d.log_text(), "the core was complete before the stop")
     d.proc.send_signal(signal.SIGTERM)
     d.wait_log(r"stopping after 1 crash\(es\) in flight")
