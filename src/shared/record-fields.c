@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "crash-signature.h"
 #include "parse-util.h"
 #include "proto.h"
 #include "record-fields.h"
@@ -113,7 +114,20 @@ int record_finalize(Record *r, const CoreFacts *f) {
 
 static const char *const analysis_fields[] = {
         ANALYSIS_STACK_FIELD, "COREDUMP_PACKAGE_NAME", "COREDUMP_PACKAGE_VERSION", "COREDUMP_PACKAGE_JSON",
+        "COREDUMP_SIGNATURE",
 };
+
+/* COREDUMP_SIGNATURE as crash_signature() writes it: nothing else passes. */
+static bool signature_valid(const RecordField *f) {
+        if (f->name_len != strlen("COREDUMP_SIGNATURE") || memcmp(f->name, "COREDUMP_SIGNATURE", f->name_len) != 0)
+                return true;
+        if (f->value_len != CRASH_SIGNATURE_HEX)
+                return false;
+        for (size_t i = 0; i < f->value_len; i++)
+                if (!strchr("0123456789abcdef", f->value[i]) || f->value[i] == 0)
+                        return false;
+        return true;
+}
 
 int record_merge_analysis(Record *r, const uint8_t *buf, size_t len) {
         bool seen[ELEMENTSOF(analysis_fields)] = {};
@@ -127,7 +141,8 @@ int record_merge_analysis(Record *r, const uint8_t *buf, size_t len) {
                 for (i = 0; i < ELEMENTSOF(analysis_fields); i++)
                         if (strlen(analysis_fields[i]) == f.name_len && memcmp(analysis_fields[i], f.name, f.name_len) == 0)
                                 break;
-                if (i == ELEMENTSOF(analysis_fields) || seen[i] || memchr(f.value, 0, f.value_len))
+                if (i == ELEMENTSOF(analysis_fields) || seen[i] || memchr(f.value, 0, f.value_len) ||
+                    !signature_valid(&f))
                         return -EBADMSG;
                 seen[i] = true;
         }

@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "build-config.h"
+#include "crash-signature.h"
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
@@ -76,7 +77,8 @@ static int no_stack_trace(Record *r, const char *why) {
 
 #if HAVE_LIBDW
 /* The stack traces, module list and the executable's package, unwound by libdwfl. */
-static int add_backtrace(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret) {
+static int add_backtrace(CoreCapture *cap, const ModuleFiles *mods, const char *exe, int signo, Record *ret) {
+        char signature[CRASH_SIGNATURE_SIZE];
         BtResult bt;
         int r;
 
@@ -94,23 +96,25 @@ static int add_backtrace(CoreCapture *cap, const ModuleFiles *mods, const char *
                 r = record_add_str(ret, "COREDUMP_PACKAGE_NAME", bt.package_name);
                 r = r ?: record_add_str(ret, "COREDUMP_PACKAGE_VERSION", bt.package_version);
         }
+        if (r >= 0 && crash_signature(bt.text, bt.package_json, exe, signo, signature) >= 0)
+                r = record_add_str(ret, "COREDUMP_SIGNATURE", signature);
         bt_result_free(&bt);
         return r;
 }
 #else
 /* Built with -Dlibdw=disabled: receive.c keeps no capture (its why_not says so), so this is not
  * reached; the core is stored as ever, its entry says why it has no trace. */
-static int add_backtrace(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret) {
+static int add_backtrace(CoreCapture *cap, const ModuleFiles *mods, const char *exe, int signo, Record *ret) {
         core_capture_free(cap);
         return no_stack_trace(ret, "built without elfutils (libdw)");
 }
 #endif
 
-int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret) {
+int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, int signo, Record *ret) {
         *ret = (Record) {};
         if (!cap->core)
                 return no_stack_trace(ret, cap->why_not);
-        return add_backtrace(cap, mods, exe, ret);
+        return add_backtrace(cap, mods, exe, signo, ret);
 }
 
 int analysis_memfd(const Record *r) {

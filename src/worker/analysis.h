@@ -23,6 +23,6 @@ int module_files_receive(const MsgJob *job, int table_fd, ModuleFiles *ret,
                          int (*wait_msg)(uint32_t type, void *msg, size_t size, int *fds, size_t n_fds));
 /* Builds the analysis record from what the stream captured. Never fails for a bad core: the
  * stack trace text then says why there is none. */
-int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, Record *ret);
+int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, int signo, Record *ret);
 /* The record in a sealed memfd. */
 int analysis_memfd(const Record *r);

@@ -23,6 +23,7 @@
 #include "journal-send.h"
 #include "log.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "proto.h"
 #include "receive.h"
 #include "record-fields.h"
@@ -204,22 +205,34 @@ static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
 }
 #endif
 
+/* COREDUMP_SIGNAL as text: a signal number, and its NUL */
+#define SIGNAL_FIELD_MAX 8U
+
 static uint32_t peak_rss_kib(void) {
         struct rusage ru;
 
         return getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0 ? (uint32_t) MIN(ru.ru_maxrss, (long) UINT32_MAX) : 0;
 }
 
-/* What the core's stack traces say, added to our record and sent to the manager with RESULT. */
-static int analyse(CoreCapture *cap, const ModuleFiles *mods, Record *rec) {
+/* What the core's stack traces say, added to our record and sent to the manager with RESULT. The
+ * signal, for the signature, as the entry will give it: the record's (pipe mode: the kernel's %s),
+ * else the core's siginfo. */
+static int analyse(CoreCapture *cap, const ModuleFiles *mods, const MsgResult *res, Record *rec) {
         _cleanup_(record_free) Record analysis = {};
         _cleanup_free_ char *exe = NULL;
+        char sig[SIGNAL_FIELD_MAX] = "";
         RecordField f;
-        int r, fd;
+        int r, fd, signo = 0;
 
         if (record_find(rec->buf, rec->len, "COREDUMP_EXE", &f))
                 exe = strndup((const char *) f.value, f.value_len);
-        r = analysis_build(cap, mods, exe, &analysis);
+        if (record_find(rec->buf, rec->len, "COREDUMP_SIGNAL", &f) && f.value_len < sizeof sig) {
+                memcpy(sig, f.value, f.value_len);
+                if (parse_int_range(sig, 1, SIGRTMAX, &signo) < 0)
+                        signo = 0;
+        } else if (res->has_siginfo && res->signo > 0 && res->signo < NSIG)
+                signo = res->signo;
+        r = analysis_build(cap, mods, exe, signo, &analysis);
         if (r < 0)
                 log_warning_errno(r, "Failed to describe the stack traces: %m");
         fd = analysis_memfd(&analysis);
@@ -265,7 +278,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         if (store_stop_to_string(res.store_stop) &&
             record_add_str(&rec, "COREDUMP_PROCESSING_ERROR", store_stop_to_string(res.store_stop)) < 0)
                 log_warning("Failed to say in the entry why the core is truncated");
-        analysis_fd = analyse(&cap, mods, &rec);
+        analysis_fd = analyse(&cap, mods, &res, &rec);
         core_capture_free(&cap);
         if (analysis_fd < 0)
                 return log_error_errno(analysis_fd, "Failed to pass the stack traces on: %m");

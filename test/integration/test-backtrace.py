@@ -3,6 +3,7 @@
 """Stack traces computed in the sandboxed worker while the core streams: read back from a real
 journald, checked against the binaries (eu-readelf) and an independent unwinder (eu-stack on
 the decompressed core)."""
+import hashlib
 import json
 import os
 import re
@@ -99,6 +100,58 @@ def case_build_ids():
     for path, meta in mods.items():
         check(meta["buildId"] == readelf_build_id(path), f"{path}: {meta['buildId']} != eu-readelf's")
         check(f"Module {path} with build-id {meta['buildId']}" in e["MESSAGE"], f"no Module line for {path}")
+    d.stop()
+
+
+def signature_of(e, exe_build_id):
+    """COREDUMP_SIGNATURE by its definition in coredumpd(8), computed here from the entry's trace,
+    with the executable's build-id as eu-readelf reads it from the file."""
+    ids = {}
+    for path, meta in json.loads(e.get("COREDUMP_PACKAGE_JSON", "{}")).items():
+        ids.setdefault(os.path.basename(path), meta.get("buildId"))
+    text = f"coredump-signature v1\nexe {exe_build_id}\nsignal {e['COREDUMP_SIGNAL']}\n"
+    lines = e["MESSAGE"].split("Stack trace of thread ", 1)[1].splitlines()[1:]
+    for line in lines[:5]:
+        m = re.match(r"#\d+\s+0x([0-9a-f]+) .* \((\S+) \+ 0x([0-9a-f]+)\)$", line)
+        check(m, f"frame line {line!r}")
+        if m.group(2) == "n/a":
+            pc = int(m.group(1), 16)
+            text += f"frame none+{pc:#x}\n" if pc < 0x10000 else "frame none\n"
+        else:
+            ident = ids.get(m.group(2)) or f"file:{m.group(2)}"
+            text += f"frame {ident}+0x{m.group(3)}\n"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def case_signature():
+    """COREDUMP_SIGNATURE: the same crash at other addresses (ASLR) has the same one, as defined
+    (recomputed here); another crash site another one; real programs (python3, bash) killed the
+    same way twice have theirs each."""
+    env, j, d = setup()
+    runs = [crash("deep")[0] for _ in range(2)] + [crash("segv")[0]]
+    es = [entry_of(j, pid) for pid in runs]
+    deep = [traces(e["MESSAGE"])[int(e["COREDUMP_TID"])][0][0] for e in es[:2]]
+    check(deep[0] != deep[1], f"the same crash at the same address twice ({deep[0]:#x}): ASLR is off, this proves less")
+    sigs = [e.get("COREDUMP_SIGNATURE", "") for e in es]
+    check(all(re.fullmatch(r"[0-9a-f]{32}", s) for s in sigs), f"signatures: {sigs}")
+    exe_id = readelf_build_id(CRASHER)
+    for e, s in zip(es, sigs):
+        check(s == signature_of(e, exe_id), f"PID {e['COREDUMP_PID']}: {s} is not the defined signature "
+              f"{signature_of(e, exe_id)}:\n{e['MESSAGE'][:2000]}")
+    check(sigs[0] == sigs[1] and sigs[2] != sigs[0], f"deep, deep, segv: {sigs}")
+    real = {}
+    for name, cmd in (("python3", [shutil.which("python3"), "-c", "import os; os.kill(os.getpid(), 11)"]),
+                      ("bash", ["/bin/bash", "-c", "kill -SEGV $$"])):
+        got = []
+        for _ in range(2):
+            p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            check(p.wait(60) == -11, f"{name} did not die of SIGSEGV: {p.returncode}")
+            got.append(entry_of(j, p.pid).get("COREDUMP_SIGNATURE", ""))
+        check(len(got) == 2 and got[0] == got[1] and got[0], f"{name}: signatures {got}")
+        real[name] = got[0]
+    check(real["python3"] != real["bash"] and sigs[0] not in real.values(), f"distinct programs share: {real}")
+    print(f"signatures: crasher deep {sigs[0]} (twice, frame 0 at {deep[0]:#x} and {deep[1]:#x}), segv {sigs[2]}, "
+          f"python3 {real['python3']}, bash {real['bash']}")
     d.stop()
 
 
@@ -213,6 +266,6 @@ def case_user():
 
 
 if __name__ == "__main__":
-    run_cases({"deep": case_deep, "symtab": case_symtab, "build_ids": case_build_ids, "package": case_package,
+    run_cases({"deep": case_deep, "symtab": case_symtab, "build_ids": case_build_ids, "signature": case_signature, "package": case_package,
                "mount_ns": case_mount_ns, "eu_stack": case_eu_stack, "process_size_max": case_process_size_max,
                "memory": case_memory, "user": case_user})

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Crash records: round trip, bounds, export output, the final fields, cgroup parsing. No I/O
+/* Crash records: round trip, bounds, export output, the final fields, merged analysis, cgroup parsing. No I/O
  * beyond its own memfd. */
 #include <sys/mman.h>
 
@@ -152,8 +152,33 @@ static void test_cgroup(void) {
         CHECK_EQ(cgroup_unified_path("12:pids:/\n", path, sizeof path), -ENODATA);
 }
 
+/* What a (possibly compromised) worker sends as its analysis: only its own fields, and a
+ * COREDUMP_SIGNATURE only as crash_signature() writes it. */
+static void test_merge_signature(void) {
+        static const char *const bad[] = { "0123", "0123456789ABCDEF0123456789abcdef",
+                                           "0123456789abcdef0123456789abcdeg", "0123456789abcdef0123456789abcdef0" };
+        Record a = {}, r = {};
+
+        CHECK_EQ(record_add_str(&a, "COREDUMP_SIGNATURE", "0123456789abcdef0123456789abcdef"), 0);
+        CHECK_EQ(record_merge_analysis(&r, a.buf, a.len), 0);
+        CHECK(record_find(r.buf, r.len, "COREDUMP_SIGNATURE", &(RecordField) {}));
+        record_free(&a);
+        record_free(&r);
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                CHECK_EQ(record_add_str(&a, "COREDUMP_SIGNATURE", bad[i]), 0);
+                CHECK_EQ(record_merge_analysis(&r, a.buf, a.len), -EBADMSG);
+                CHECK_EQ(r.len, 0);
+                record_free(&a);
+        }
+        CHECK_EQ(record_add_str(&a, "COREDUMP_EXE", "/forged"), 0);
+        CHECK_EQ(record_merge_analysis(&r, a.buf, a.len), -EBADMSG);
+        record_free(&a);
+        record_free(&r);
+}
+
 int main(void) {
         test_roundtrip();
+        test_merge_signature();
         test_bounds();
         test_export();
         test_finalize();
