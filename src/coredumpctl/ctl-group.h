@@ -9,8 +9,11 @@
 /* How many frames of the crashing thread make a stack signature, and how long it may get. */
 #define SIGNATURE_FRAMES 3U
 #define SIGNATURE_MAX 512U
+/* Distinct machines counted per group; more show as "N+" */
+#define GROUP_MACHINES_MAX 4096U
 
-/* list --group: one row per (program, signal, stack signature) with count, first and last seen. */
+/* list --group: one row per COREDUMP_SIGNATURE (entries without one and no trace to compute it
+ * from: per program, signal and top symbols) with count, machines, first and last seen. */
 int show_groups(const CtlArgs *a, const EntryList *l);
 /* The signature of an entry: the first SIGNATURE_FRAMES symbols of the first stack trace in
  * MESSAGE joined by " < ", or "" without one (pure: exported for tests). */

@@ -355,10 +355,12 @@ def case_group():
     C = ("--config", env.conf, *no_journal(env))
     groups = json.loads(ok(coredumpctl(*C, "--json=short", "list", "--group", CRASHER), "group"))
     check(sorted((g["sig"], g["count"]) for g in groups) == [(6, 1), (11, 3)], f"groups: {groups}")
-    check(all(set(g) == {"count", "first", "last", "sig", "exe", "signature"} and g["first"] <= g["last"] for g in groups),
-          f"group keys: {groups}")
+    check(all(set(g) == {"count", "machines", "first", "last", "sig", "exe", "signature", "frames"} and
+              g["first"] <= g["last"] and g["machines"] == 1 and re.fullmatch(r"[0-9a-f]{32}", g["signature"])
+              for g in groups), f"group keys: {groups}")
     text = ok(coredumpctl(*C, "list", "--group", CRASHER), "group table")
-    check(text.splitlines()[0].split() == ["COUNT", "FIRST", "LAST", "SIG", "EXE", "SIGNATURE"], text)
+    check(text.splitlines()[0].split() == ["COUNT", "MACHINES", "FIRST", "LAST", "SIG", "EXE", "SIGNATURE", "FRAMES"],
+          text)
     d.stop()
 
 
