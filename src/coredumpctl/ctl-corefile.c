@@ -58,15 +58,44 @@ bool corefile_of_entry(const Entry *e, const char *path) {
         return !boot || strcmp(boot, n.boot_id) == 0;
 }
 
+/* This machine's id (under --root, that tree's), or "" where it cannot be read. */
+static void local_machine_id(const CtlArgs *a, char buf[MACHINE_ID_HEX + 1]) {
+        char path[PATH_MAX];
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        buf[0] = 0;
+        if (ctl_root_path(a, "/etc/machine-id", path, sizeof path) < 0 ||
+            (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+                return;
+        n = read(fd, buf, MACHINE_ID_HEX);
+        buf[n == (ssize_t) MACHINE_ID_HEX ? MACHINE_ID_HEX : 0] = 0;
+}
+
+/* Whether the entry came from another machine (through systemd-journal-remote, or journals
+ * copied here): its _MACHINE_ID is not this one's. Unknown either way: not. */
+static bool from_other_machine(const CtlArgs *a, const Entry *e) {
+        _cleanup_free_ char *id = entry_dup(e, "_MACHINE_ID");
+        char local[MACHINE_ID_HEX + 1];
+
+        if (!id)
+                return false;
+        local_machine_id(a, local);
+        return local[0] && strcmp(id, local) != 0;
+}
+
 void corefile_analyze(const CtlArgs *a, const Entry *e, CoreFile *ret) {
         _cleanup_free_ char *filename = entry_dup(e, "COREDUMP_FILENAME");
         _cleanup_free_ char *truncated = entry_dup(e, "COREDUMP_TRUNCATED");
 
         *ret = (CoreFile) { .size = UINT64_MAX };
         if (filename && ctl_root_path(a, filename, ret->path, sizeof ret->path) >= 0) {
-                if (corefile_of_entry(e, ret->path))
+                if (corefile_of_entry(e, ret->path)) {
                         analyze_file(ret);
-                else {
+                        /* where it was written, if not copied here */
+                        if (strcmp(ret->state, "missing") == 0 && from_other_machine(a, e))
+                                ret->state = "remote";
+                } else {
                         ret->state = "error";
                         ret->color = ansi_red();
                         ret->foreign = true;

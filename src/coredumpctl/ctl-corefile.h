@@ -9,9 +9,12 @@
 #include "ctl-entry.h"
 #include "ctl.h"
 
+/* A machine id: 128 bits in hex, as /etc/machine-id and _MACHINE_ID hold it. */
+#define MACHINE_ID_HEX 32U
+
 /* Where an entry's core is and whether the caller can have it: systemd's COREFILE column
  * (present, missing, inaccessible, error, journal, none, truncated; NULL for entries that are
- * not coredumps). */
+ * not coredumps), and ours: remote (an external core of another machine's entry, not here). */
 typedef struct CoreFile {
         const char *state;
         const char *color;

@@ -93,11 +93,25 @@ void entry_index(Entry *e) {
                 e->realtime = entry_u64(e, "__REALTIME_TIMESTAMP", e->timestamp);
 }
 
+char *entry_machine(const Entry *e) {
+        return entry_dup(e, "_MACHINE_ID") ?: entry_dup(e, "COREDUMP_HOSTNAME") ?: entry_dup(e, "_HOSTNAME");
+}
+
+char *entry_hostname(const Entry *e) {
+        char *h = entry_dup(e, "COREDUMP_HOSTNAME");
+
+        if (h && h[0])
+                return h;
+        free(h);
+        return entry_dup(e, "_HOSTNAME");
+}
+
 bool entry_field_listed(const char *name, size_t len, const char *extra) {
         static const char *const listed[] = {
                 "MESSAGE_ID", "COREDUMP_PID", "COREDUMP_UID", "COREDUMP_GID", "COREDUMP_SIGNAL",
                 "COREDUMP_EXE", "COREDUMP_COMM", "COREDUMP_FILENAME", "COREDUMP_TRUNCATED",
                 "COREDUMP_TIMESTAMP", "__REALTIME_TIMESTAMP", "_BOOT_ID", "_UID",
+                "_MACHINE_ID", "COREDUMP_HOSTNAME", "_HOSTNAME", /* the HOST column */
         };
 
         if (extra && strlen(extra) == len && memcmp(extra, name, len) == 0)

@@ -45,6 +45,11 @@ bool entry_has(const Entry *e, const char *name);
 size_t entry_count(const Entry *e, const char *name);
 /* Whether the entry carries name=value (any occurrence). */
 bool entry_has_value(const Entry *e, const char *name, const char *value);
+/* The machine the entry came from: _MACHINE_ID, else its host name; NULL if neither. */
+char *entry_machine(const Entry *e);
+/* Its host name: COREDUMP_HOSTNAME (the crashed task's), else journald's _HOSTNAME; NULL if
+ * neither. */
+char *entry_hostname(const Entry *e);
 /* Fills realtime, pid and timestamp from the fields (after all fields are in). */
 void entry_index(Entry *e);
 /* Whether a field is kept for list output (the rest only for info/dump/debug). */

@@ -108,8 +108,7 @@ static Group *find_group(Group *g, size_t n, const char *key, const char *exe, i
 
 /* The machine an entry came from: journald's _MACHINE_ID, else the host name it recorded. */
 static int add_machine(Group *g, const Entry *e) {
-        _cleanup_free_ char *id = entry_dup(e, "_MACHINE_ID") ?: entry_dup(e, "COREDUMP_HOSTNAME") ?:
-                                  entry_dup(e, "_HOSTNAME") ?: strdup("");
+        _cleanup_free_ char *id = entry_machine(e) ?: strdup("");
         char **nm;
 
         if (!id)

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "ctl-pager.h"
 #include "ctl-show.h"
+#include "ctl-symbolize.h"
 #include "ctl-table.h"
 #include "log.h"
 #include "parse-util.h"
@@ -41,7 +42,34 @@ static bool parse_id(const char *s, uint64_t max, uint64_t *ret) {
         return s && parse_uint64(s, ret) >= 0 && *ret <= max;
 }
 
-static int list_row(const CtlArgs *a, Table *t, const Entry *e) {
+/* Whether the entries come from more than one machine (journals systemd-journal-remote received):
+ * then list names each one's host. */
+static bool spans_machines(const EntryList *l) {
+        _cleanup_free_ char *first = NULL;
+
+        for (size_t i = 0; i < l->n; i++) {
+                _cleanup_free_ char *m = entry_machine(&l->items[i]);
+
+                if (!m)
+                        continue;
+                if (!first)
+                        first = TAKE_PTR(m);
+                else if (strcmp(first, m) != 0)
+                        return true;
+        }
+        return false;
+}
+
+static int host_cell(const CtlArgs *a, Table *t, const Entry *e) {
+        _cleanup_free_ char *h = entry_hostname(e), *s = NULL;
+
+        if (!h)
+                return table_add(t, CELL_EMPTY, NULL, NULL);
+        s = a->json != JSON_OFF ? TAKE_PTR(h) : escape_text(h, ESCAPE_DEFAULT);
+        return s ? table_add(t, CELL_STRING, NULL, "%s", s) : -ENOMEM;
+}
+
+static int list_row(const CtlArgs *a, Table *t, const Entry *e, bool hosts) {
         _cleanup_free_ char *pid = entry_dup(e, "COREDUMP_PID"), *uid = entry_dup(e, "COREDUMP_UID"),
                             *gid = entry_dup(e, "COREDUMP_GID"), *sig = entry_dup(e, "COREDUMP_SIGNAL"),
                             *comm = entry_dup(e, "COREDUMP_COMM"), *exe = entry_dup(e, "COREDUMP_EXE"), *name = NULL;
@@ -66,6 +94,8 @@ static int list_row(const CtlArgs *a, Table *t, const Entry *e) {
                 r = table_add(t, CELL_NUMBER, NULL, "%" PRIu64, e->realtime);
         else
                 r = table_add(t, CELL_STRING, NULL, "%s", format_timestamp(ts, sizeof ts, e->realtime));
+        if (hosts)
+                r = r ?: host_cell(a, t, e);
         r = r ?: table_add(t, CELL_NUMBER, NULL, "%" PRIu64, npid);
         r = r ?: table_add(t, CELL_NUMBER, NULL, "%" PRIu64, nuid);
         r = r ?: table_add(t, CELL_NUMBER, NULL, "%" PRIu64, ngid);
@@ -87,12 +117,17 @@ static int list_row(const CtlArgs *a, Table *t, const Entry *e) {
 }
 
 int show_list(const CtlArgs *a, const EntryList *l) {
-        Table t = { .n_columns = 8, .names = { "time", "pid", "uid", "gid", "sig", "corefile", "exe", "size" },
-                    .right = { false, true, true, true, false, false, false, true } };
+        /* systemd's columns; from several machines, each entry's host after the time */
+        Table one = { .n_columns = 8, .names = { "time", "pid", "uid", "gid", "sig", "corefile", "exe", "size" },
+                      .right = { false, true, true, true, false, false, false, true } };
+        Table many = { .n_columns = 9, .names = { "time", "host", "pid", "uid", "gid", "sig", "corefile", "exe", "size" },
+                       .right = { false, false, true, true, true, false, false, false, true } };
+        bool hosts = spans_machines(l);
+        Table t = hosts ? many : one;
         int r = 0;
 
         for (size_t i = 0; i < l->n && r >= 0; i++)
-                r = list_row(a, &t, &l->items[i]);
+                r = list_row(a, &t, &l->items[i], hosts);
         if (r >= 0) {
                 pager_open(a);
                 r = table_print(&t, stdout, a->legend, a->json);
@@ -205,14 +240,33 @@ static void print_storage(const CtlArgs *a, FILE *f, const Entry *e) {
                 fprintf(f, "%14s: %s\n", "Storage", e->core_in_journal ? "journal" : "none");
 }
 
-/* The message, stack traces and all: escaped but for its newlines and tabs, each line indented. */
-static void print_message(FILE *f, const Entry *e) {
-        _cleanup_free_ char *raw = entry_dup(e, "MESSAGE"), *m = NULL;
+/* info with DEBUGINFOD_URLS set: the message with its traces named again (NULL: as stored), and
+ * in note what was found. */
+static char *symbolized(const CtlArgs *a, const Entry *e, const char *raw, char *note, size_t size) {
+        _cleanup_free_ char *json = NULL;
+        char *text = NULL;
+        int r;
+
+        if (!a->verb || strcmp(a->verb, "info") != 0 || !symbolize_enabled() || !strstr(raw, "Stack trace of thread "))
+                return NULL;
+        json = entry_dup(e, "COREDUMP_PACKAGE_JSON");
+        r = symbolize_message(raw, json, a->root, &text, note, size);
+        if (r < 0 && r != -EOPNOTSUPP)
+                log_warning_errno(r, "Failed to look up the stack traces again, showing them as stored: %m");
+        return text;
+}
+
+/* The message, stack traces and all: escaped but for its newlines and tabs, each line indented;
+ * then the note of the lookup, if there was one. */
+static void print_message(const CtlArgs *a, FILE *f, const Entry *e) {
+        _cleanup_free_ char *raw = entry_dup(e, "MESSAGE"), *named = NULL, *m = NULL;
+        char note[SYMBOLIZE_NOTE_MAX] = "";
         size_t end;
 
         if (!raw)
                 return;
-        m = escape_text(raw, ESCAPE_KEEP_LINES);
+        named = symbolized(a, e, raw, note, sizeof note);
+        m = escape_text(named ?: raw, ESCAPE_KEEP_LINES);
         if (!m)
                 return;
         end = strlen(m);
@@ -225,6 +279,8 @@ static void print_message(FILE *f, const Entry *e) {
                         fputs(INFO_INDENT, f);
         }
         fputc('\n', f);
+        if (note[0])
+                print_line(f, "Debug Info", note);
 }
 
 void show_info_entry(const CtlArgs *a, FILE *f, const Entry *e, bool need_space) {
@@ -274,7 +330,7 @@ void show_info_entry(const CtlArgs *a, FILE *f, const Entry *e, bool need_space)
                 fputc('\n', f);
         }
         show_build_id(f, e, exe);
-        print_message(f, e);
+        print_message(a, f, e);
 }
 
 int show_info(const CtlArgs *a, const EntryList *l) {

@@ -12,7 +12,7 @@
 /* A table printed as aligned columns (systemd's layout: one space between columns, a header
  * line unless --no-legend, "-" for empty cells) or as a JSON array of objects. */
 
-#define TABLE_COLUMNS_MAX 8U
+#define TABLE_COLUMNS_MAX 9U
 
 typedef enum CellKind {
         CELL_STRING,

@@ -364,6 +364,67 @@ def case_group():
     d.stop()
 
 
+JOURNAL_REMOTE_PATHS = ("/lib/systemd/systemd-journal-remote",
+                        os.path.join(os.environ.get("CDS_BUILD_DIR", ""), "systemd-journal-remote", "lib", "systemd",
+                                     "systemd-journal-remote"))
+OTHER_MACHINE = "0badc0de0badc0de0badc0de0badc0de"
+
+
+def export_with(entry, **fields):
+    """An entry (dict of bytes) in journal export format, with fields replaced."""
+    out = b""
+    for k, v in {**entry, **{k: v.encode() for k, v in fields.items()}}.items():
+        if b"\n" in v:
+            out += k.encode() + b"\n" + len(v).to_bytes(8, "little") + v + b"\n"
+        else:
+            out += k.encode() + b"=" + v + b"\n"
+    return out + b"\n"
+
+
+def case_central():
+    """Records of two machines in one journal (systemd-journal-remote's, as a central machine
+    has them; the second machine's is this one's record under another machine id and host
+    name, the VM test t20 has a real one): list names each crash's host, --group counts the same
+    bug once with 2 machines, dump/debug of the other machine's external core says where it is;
+    this machine's core still dumps."""
+    remote = next((p for p in JOURNAL_REMOTE_PATHS if os.access(p, os.X_OK)), None)
+    check(remote, f"no systemd-journal-remote in {JOURNAL_REMOTE_PATHS}")
+    env = Env()
+    d = env.start()
+    here, there, other_bug = (crash_and_wait(env, i, mode) for i, mode in enumerate(("deep", "deep", "segv")))
+    d.stop()
+    recs = {int(r["COREDUMP_PID"]): r for r in read_exports(env, "record")}
+    os.unlink(recs[there]["COREDUMP_FILENAME"].decode())  # on the other machine, not here
+    local_id = open("/etc/machine-id").read().strip()
+    check(recs[here].get("_MACHINE_ID", b"").decode() == local_id, f"record without this machine's id: {recs[here]}")
+    data = export_with(recs[here]) + export_with(recs[other_bug]) + \
+        export_with(recs[there], _MACHINE_ID=OTHER_MACHINE, COREDUMP_HOSTNAME="far-away")
+    central = os.path.join(env.base, "remote")
+    os.makedirs(central)
+    p = subprocess.run([remote, "--split-mode=none", "-o", os.path.join(central, "remote.journal"), "-"], input=data,
+                       capture_output=True, timeout=60)
+    check(p.returncode == 0, f"systemd-journal-remote refused the records: {p.stderr.decode()}")
+    C = ("-D", central, "--storage", os.path.join(env.base, "no-store"))
+    listed = ok(coredumpctl(*C, "list"), "central list")
+    check(listed.splitlines()[0].split()[:4] == ["TIME", "HOST", "PID", "UID"], f"no HOST column:\n{listed}")
+    check(any("far-away" in r and f" {there} " in r for r in rows(listed)), f"the other machine's crash:\n{listed}")
+    groups = json.loads(ok(coredumpctl(*C, "--json=short", "list", "--group"), "central group"))
+    sig = recs[here]["COREDUMP_SIGNATURE"].decode()
+    by_sig = {g["signature"]: g for g in groups}
+    check(by_sig.get(sig, {}).get("count") == 2 and by_sig[sig]["machines"] == 2, f"the same bug on 2 machines: {groups}")
+    check([g["machines"] for g in groups if g["signature"] != sig] == [1], f"the other bug: {groups}")
+    print(ok(coredumpctl(*C, "list", "--group"), "central group table"))
+    info = ok(coredumpctl(*C, "info", str(there)), "info of the other machine's crash")
+    check(f"Machine ID: {OTHER_MACHINE}" in info and "Hostname: far-away" in info and "(remote)" in info, info)
+    fails(coredumpctl(*C, "dump", str(there), "-o", os.path.join(env.base, "x")), "dump of a remote core",
+          f"is stored on machine {OTHER_MACHINE} (host far-away) at")
+    fails(coredumpctl(*C, "debug", str(there), "-A", "-batch"), "debug of a remote core", "not on this machine")
+    out = os.path.join(env.base, "here.core")
+    ok(coredumpctl(*C, "dump", str(here), "-o", out), "dump of this machine's core")
+    info = elf_core_info(out)
+    check(info["type"] == 4 and here in info["pids"] and info["threads"] == 4, f"not PID {here}'s core: {info}")
+
+
 def on_pty(args, env=None, stdout_file=None, timeout=300):
     """Runs our coredumpctl with a terminal as stdout (or stderr, if stdout goes to a file) and
     returns (exit status, what the terminal got)."""
@@ -422,4 +483,4 @@ def case_terminal():
 if __name__ == "__main__":
     run_cases({"journal": case_journal, "records": case_records, "mix": case_mix, "gdb": case_gdb,
                "negative": case_negative, "user": case_user, "forged": case_forged, "vacuum": case_vacuum, "group": case_group,
-               "terminal": case_terminal})
+               "central": case_central, "terminal": case_terminal})
