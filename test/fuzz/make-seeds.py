@@ -76,8 +76,35 @@ def export_seeds():
         + struct.pack("<Q", 3) + b"a\nb\n\n")
 
 
+SIGNATURE_TRACE = b"""Process 42 (crasher) of user 0 dumped core.
+
+Module /usr/bin/crasher with build-id 1111111111111111111111111111111111111111
+Module /usr/lib/x86_64-linux-gnu/libc.so.6 from deb glibc-2.36
+Module /opt/lib/libnoid.so without build-id.
+
+Stack trace of thread 42:
+#0  0x000055d0c0de1139 inner (crasher + 0x1139)
+#1  0x000055d0c0de1150 n/a (crasher + 0x1150)
+#2  0x00007f3a0102724a __libc_start_call_main (libc.so.6 + 0x2724a)
+#3  0x0000000000000000 n/a (n/a + 0x0)
+#4  0x00007f00aa000042 weird(int) (x) (libnoid.so + 0x42)
+#5  0x000055d0c0de9999 main (crasher + 0x9999)
+"""
+
+
+def signature_seeds():
+    """Signal byte, trace NUL package JSON NUL exe (fuzz-signature.c)."""
+    json = (b'{"/usr/bin/crasher":{"buildId":"1111111111111111111111111111111111111111"},'
+            b'"/usr/lib/x86_64-linux-gnu/libc.so.6":{"buildId":"2222222222222222222222222222222222222222","type":"deb"}}')
+    put("fuzz-signature", "trace", b"\x0b" + SIGNATURE_TRACE + b"\0" + json + b"\0/usr/bin/crasher")
+    put("fuzz-signature", "no-json", b"\x06" + SIGNATURE_TRACE)
+    put("fuzz-signature", "hostile", b"\x00Module \nModule  with build-id \nStack trace of thread 1:\n"
+        b"#0  0x1 f ( + 0x1)\n#1 (\n#2  + 0x)\n\0\"\0")
+
+
 core_seeds()
 config_seeds()
 request_seeds()
 worker_msg_seeds()
 export_seeds()
+signature_seeds()
