@@ -17,6 +17,7 @@
 #include "ctl-escape.h"
 #include "ctl-show.h"
 #include "ctl-source.h"
+#include "ctl-symbolize.h"
 #include "log.h"
 
 /* Writes the entry's core, from its file or from the journal, uncompressed to out_fd. */
@@ -134,7 +135,9 @@ static void sysroot_of(const CtlArgs *a, const Entry *e, char *buf, size_t size)
                 snprintf(buf, size, "%s", root);
 }
 
-#define DEBUGGER_ARGV_MAX (DEBUGGER_ARGS_MAX + 8)
+/* the debugger, its arguments, the executable, "-c" and the core, two options for the sysroot,
+ * two for debuginfod, the NULL */
+#define DEBUGGER_ARGV_MAX (DEBUGGER_ARGS_MAX + 10)
 
 static int run_debugger(const CtlArgs *a, const char *exe, const char *core, const char *sysroot) {
         const char *argv[DEBUGGER_ARGV_MAX], *dbg = debugger_name(a);
@@ -157,6 +160,12 @@ static int run_debugger(const CtlArgs *a, const char *exe, const char *core, con
                 snprintf(sysroot_cmd, sizeof sysroot_cmd, "platform select --sysroot %s host", sysroot);
                 argv[n++] = "-O";
                 argv[n++] = sysroot_cmd;
+        }
+        /* gdb asks before using debuginfod, and without a terminal to ask on does not use it: the
+         * user who set DEBUGINFOD_URLS (which gdb inherits) has answered */
+        if (symbolize_enabled() && strcmp(dbg, "gdb") == 0) {
+                argv[n++] = "-iex";
+                argv[n++] = "set debuginfod enabled on";
         }
         argv[n] = NULL;
 

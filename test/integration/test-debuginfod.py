@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""coredumpctl info and debug with DEBUGINFOD_URLS: a stripped program's crash, whose stored trace
+has addresses only, named again from an elfutils debuginfod on this machine that serves the
+program's separate debug file. Unset: the stored trace; a closed port: the stored trace and a
+note. debuginfod has no option for its listen address: it listens on every address of its port
+for the few seconds of a case; the test only ever connects to 127.0.0.1."""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import urllib.error
+import urllib.request
+
+from cdtest import (Env, _restore, check, coredumpctl, crash, read_exports, run_cases, skip, wait_until)
+
+DEBUGINFOD = "/usr/bin/debuginfod"
+FUNCS = ["dbgi_crash_inner", "dbgi_crash_middle", "dbgi_crash_outer"]
+# three calls deep, then a write through NULL; nothing inlined, nothing exported
+PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+
+__attribute__((noinline)) static void dbgi_crash_inner(volatile int *p) { *p = 42; }
+__attribute__((noinline)) static void dbgi_crash_middle(volatile int *p) { dbgi_crash_inner(p); puts(""); }
+__attribute__((noinline)) static void dbgi_crash_outer(volatile int *p) { dbgi_crash_middle(p); puts(""); }
+
+int main(int argc, char **argv) {
+        dbgi_crash_outer(argc > 100 ? malloc(sizeof(int)) : NULL);
+        return 0;
+}
+"""
+SCAN_TIMEOUT = 60  # seconds for debuginfod to index the debug file
+FRAME = re.compile(r"^\s*#(\d+)\s+0x([0-9a-f]{16}) (\S+) \((\S+) \+ 0x([0-9a-f]+)\)$", re.M)
+
+
+def build_program(env):
+    """The stripped program (symbol tables gone, .dynsym only) and its build-id; its debug info in
+    a directory of its own, for debuginfod."""
+    for tool in ("gcc", "objcopy", "strip", "eu-readelf", DEBUGINFOD):
+        if not shutil.which(tool):
+            skip(f"{tool} missing (packages gcc, binutils, elfutils, debuginfod)")
+    src, exe = os.path.join(env.base, "dbgi.c"), os.path.join(env.base, "dbgi-crash")
+    debug_dir = os.path.join(env.base, "debug")
+    os.makedirs(debug_dir)
+    with open(src, "w") as f:
+        f.write(PROGRAM)
+    subprocess.run(["gcc", "-g", "-O0", "-fno-omit-frame-pointer", "-o", exe, src], check=True)
+    subprocess.run(["objcopy", "--only-keep-debug", exe, os.path.join(debug_dir, "dbgi-crash.debug")], check=True)
+    subprocess.run(["strip", "--strip-all", exe], check=True)
+    os.chmod(exe, 0o755)
+    out = subprocess.run(["eu-readelf", "-n", "-S", exe], capture_output=True, text=True, check=True).stdout
+    check(".symtab" not in out and ".debug_info" not in out, f"{exe} is not stripped:\n{out}")
+    build_id = re.search(r"Build ID: ([0-9a-f]+)", out)
+    check(build_id, f"{exe} has no build-id:\n{out}")
+    return exe, debug_dir, build_id.group(1)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Debuginfod:
+    """An elfutils debuginfod over one directory, its database in the test's directory; stopped
+    by PID at the end (and on any exit, by the harness)."""
+
+    def __init__(self, env, name, directory, build_id, has_it=True):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = os.path.join(env.base, f"{name}.log")
+        with open(self.log, "w") as lf:
+            self.proc = subprocess.Popen([DEBUGINFOD, "-F", "-p", str(self.port), "-d", os.path.join(env.base, f"{name}.sqlite"),
+                                          "-t", "0", "-g", "0", directory],
+                                         stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT)
+        _restore.append((self.stop, f"debuginfod {self.proc.pid}"))
+        wait_until(lambda: self.answers(build_id, 200 if has_it else 404), SCAN_TIMEOUT,
+                   lambda: f"debuginfod to answer for {build_id}:\n{self.log_text()}")
+
+    def answers(self, build_id, status):
+        """Whether the server answers the debug file's URL with status (404: it is up, the scan of
+        an empty directory has nothing to be done)."""
+        check(self.proc.poll() is None, f"debuginfod exited {self.proc.returncode}:\n{self.log_text()}")
+        try:
+            with urllib.request.urlopen(f"{self.url}/buildid/{build_id}/debuginfo", timeout=5) as r:
+                return r.status == status
+        except urllib.error.HTTPError as e:
+            return e.code == status
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def log_text(self):
+        with open(self.log, errors="replace") as f:
+            return f.read()[-4000:]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def crash_program(env, d, exe):
+    """Crashes the program; its PID once the record is beside its core."""
+    pid, _ = crash("segv", exe=exe)
+    env.wait_cores(1)
+    wait_until(lambda: any(r.get("COREDUMP_PID") == str(pid).encode() for r in read_exports(env, "record")), 30,
+               lambda: f"the record of PID {pid}:\n{d.log_text()[-4000:]}")
+    return pid
+
+
+def ctl_args(env):
+    """Our coredumpctl over the records of this test only (an empty journal directory)."""
+    empty = os.path.join(env.base, "no-journal")
+    os.makedirs(empty, exist_ok=True)
+    return ("--config", env.conf, "-D", empty, "--storage", env.store)
+
+
+def ctl(env, *args, urls=None, cache=None):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGINFOD_")}
+    if urls is not None:
+        environ.update(DEBUGINFOD_URLS=urls, DEBUGINFOD_CACHE_PATH=cache)
+    p = coredumpctl(*ctl_args(env), *args, env=environ, timeout=120)
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    check(p.returncode == 0, f"coredumpctl {' '.join(args)}: exit {p.returncode}\n{out}\n{err}")
+    return out
+
+
+def program_frames(info, base):
+    """(name, offset) of the frames in the program, in the order printed."""
+    return [(m.group(3), m.group(5)) for m in FRAME.finditer(info) if m.group(4) == base]
+
+
+def debug_line(info):
+    m = re.search(r"^\s*Debug Info: (.*)$", info, re.M)
+    return m.group(1) if m else None
+
+
+def setup(env):
+    d = env.start()
+    exe, debug_dir, build_id = build_program(env)
+    pid = crash_program(env, d, exe)
+    return d, exe, debug_dir, build_id, pid
+
+
+def case_info():
+    """info: without DEBUGINFOD_URLS the stored trace (addresses, no names of the program's
+    functions, no note); with it the three functions in order at the same offsets, and a note; a
+    server without the debug file: the program's frames as stored, a note naming it; a closed
+    port: the stored trace, a note that it could not be reached, exit 0."""
+    env = Env()
+    d, exe, debug_dir, build_id, pid = setup(env)
+    base = os.path.basename(exe)
+    stored = ctl(env, "info", str(pid))
+    print("--- info without DEBUGINFOD_URLS:\n" + stored)
+    frames = program_frames(stored, base)
+    check(len(frames) >= 4, f"few frames in the program:\n{stored}")
+    check(not any(f in stored for f in FUNCS), f"the stored trace names the stripped program's functions:\n{stored}")
+    check(debug_line(stored) is None, f"a note without DEBUGINFOD_URLS:\n{stored}")
+
+    server = Debuginfod(env, "debuginfod", debug_dir, build_id)
+    cache = os.path.join(env.base, "cache")
+    named = ctl(env, "info", str(pid), urls=server.url, cache=cache)
+    print("--- info with DEBUGINFOD_URLS:\n" + named)
+    again = program_frames(named, base)
+    check([f[1] for f in again] == [f[1] for f in frames], f"offsets changed:\n{stored}\n{named}")
+    check([f[0] for f in again[:3]] == FUNCS and again[3][0] == "main", f"program frames {again}:\n{named}")
+    note = debug_line(named)
+    check(note and "DEBUGINFOD_URLS" in note and base not in note, f"note: {note!r}")
+    check(os.path.exists(os.path.join(cache, build_id, "debuginfo")), f"nothing in the client's cache {cache}")
+    check(other_lines(named) == other_lines(stored), "info changed beyond the frames' names and the note")
+    server.stop()
+
+    empty_dir = os.path.join(env.base, "empty")
+    os.makedirs(empty_dir)
+    empty = Debuginfod(env, "debuginfod-empty", empty_dir, build_id, has_it=False)
+    none = ctl(env, "info", str(pid), urls=empty.url, cache=os.path.join(env.base, "cache-empty"))
+    print("--- info with DEBUGINFOD_URLS of a server without the debug file:\n" + none)
+    check(program_frames(none, base) == frames, f"not the stored trace:\n{none}")
+    note = debug_line(none)
+    check(note and re.search(rf"none found for .*\b{re.escape(base)}\b", note), f"note: {note!r}")
+    empty.stop()
+
+    closed = ctl(env, "info", str(pid), urls=f"http://127.0.0.1:{free_port()}", cache=os.path.join(env.base, "cache2"))
+    print("--- info with DEBUGINFOD_URLS on a closed port:\n" + closed)
+    check(program_frames(closed, base) == frames, f"not the stored trace:\n{closed}")
+    note = debug_line(closed)
+    check(note and "could not be reached" in note, f"note: {note!r}")
+    d.stop()
+
+
+def other_lines(info):
+    """The lines of info but the frames, the note and the relative time."""
+    return [l for l in info.splitlines()
+            if not FRAME.match(l) and not l.lstrip().startswith(("Debug Info:", "Timestamp:"))]
+
+
+def case_gdb():
+    """debug: gdb in batch mode with DEBUGINFOD_URLS set names the program's functions from the
+    server's debug file; without it, it cannot."""
+    if not shutil.which("gdb"):
+        skip("gdb missing")
+    env = Env()
+    d, exe, debug_dir, build_id, pid = setup(env)
+    gdb_args = ("debug", str(pid), "-A", "-batch -nx -ex bt")
+    plain = ctl(env, *gdb_args)
+    check(not any(f in plain for f in FUNCS), f"gdb named the functions without debug info:\n{plain}")
+    server = Debuginfod(env, "debuginfod", debug_dir, build_id)
+    out = ctl(env, *gdb_args, urls=server.url, cache=os.path.join(env.base, "cache"))
+    print("--- debug with DEBUGINFOD_URLS:\n" + out[out.rfind("\n#0 "):])
+    bt = out[out.rindex("\n#0 "):]  # gdb prints frame #0 once when loading the core, then the bt
+    frames = re.findall(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(\w+)", bt, re.M)
+    check(frames[:4] == FUNCS + ["main"], f"bt frames {frames}:\n{out}")
+    server.stop()
+    d.stop()
+
+
+if __name__ == "__main__":
+    run_cases({"info": case_info, "gdb": case_gdb})
