@@ -51,6 +51,17 @@ static int save_core(const CtlArgs *a, const Entry *e, const CoreFile *cf, int o
         return 0;
 }
 
+/* An entry received from another machine whose core stayed there: say where. */
+static int core_elsewhere(const Entry *e, const char *path) {
+        _cleanup_free_ char *id = entry_dup(e, "_MACHINE_ID"), *host = entry_hostname(e);
+        _cleanup_free_ char *shown_id = escape_text(id ?: "?", ESCAPE_DEFAULT),
+                            *shown_host = escape_text(host ?: "?", ESCAPE_DEFAULT);
+
+        return log_error_errno(-EREMOTE, "The core of PID %llu's crash is stored on machine %s (host %s) at \"%s\", "
+                               "not on this machine: run coredumpctl there, or use Storage=journal to carry cores in "
+                               "the entry.", (unsigned long long) e->pid, shown_id ?: "?", shown_host ?: "?", path);
+}
+
 /* Whether the entry has a core we can read at all; a clear error if not. */
 static int check_core(const Entry *e, const CoreFile *cf) {
         if (cf->path[0]) {
@@ -60,6 +71,8 @@ static int check_core(const Entry *e, const CoreFile *cf) {
                 if (cf->foreign)
                         return log_error_errno(-EPERM, "Not using \"%s\": by its name it is not the core of PID %llu's crash.",
                                                p, (unsigned long long) e->pid);
+                if (strcmp(cf->state, "remote") == 0)
+                        return core_elsewhere(e, p);
                 if (strcmp(cf->state, "missing") == 0)
                         return log_error_errno(-ENOENT, "Cannot access \"%s\": %m", p);
                 if (strcmp(cf->state, "inaccessible") == 0)

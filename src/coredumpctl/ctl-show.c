@@ -240,15 +240,35 @@ static void print_storage(const CtlArgs *a, FILE *f, const Entry *e) {
                 fprintf(f, "%14s: %s\n", "Storage", e->core_in_journal ? "journal" : "none");
 }
 
+/* Whether a frame of the message is in a module but has no name ("n/a"): debug info could name it. */
+static bool has_unnamed_frame(const char *message) {
+        for (const char *p = message; p && *p;) {
+                const char *eol = strchrnul(p, '\n');
+                SymFrame fr;
+
+                if (symbolize_parse_frame(p, (size_t) (eol - p), &fr) && fr.name_len == 3 &&
+                    memcmp(p + fr.name_off, "n/a", 3) == 0 && !(fr.module_len == 3 && memcmp(p + fr.module_off, "n/a", 3) == 0))
+                        return true;
+                p = *eol ? eol + 1 : NULL;
+        }
+        return false;
+}
+
 /* info with DEBUGINFOD_URLS set: the message with its traces named again (NULL: as stored), and
- * in note what was found. */
+ * in note what was found; without it NULL, and a note if a frame has no name. */
 static char *symbolized(const CtlArgs *a, const Entry *e, const char *raw, char *note, size_t size) {
         _cleanup_free_ char *json = NULL;
         char *text = NULL;
         int r;
 
-        if (!a->verb || strcmp(a->verb, "info") != 0 || !symbolize_enabled() || !strstr(raw, "Stack trace of thread "))
+        if (!a->verb || strcmp(a->verb, "info") != 0 || !strstr(raw, "Stack trace of thread "))
                 return NULL;
+        if (!symbolize_enabled()) {
+                if (has_unnamed_frame(raw))
+                        snprintf(note, size, "frames without a name in the trace as stored: set DEBUGINFOD_URLS "
+                                             "to look their debug info up by build-id");
+                return NULL;
+        }
         json = entry_dup(e, "COREDUMP_PACKAGE_JSON");
         r = symbolize_message(raw, json, a->root, &text, note, size);
         if (r < 0 && r != -EOPNOTSUPP)

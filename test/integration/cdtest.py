@@ -526,7 +526,8 @@ def coredumpctl(*args, user=None, tool=None, stdin=None, stdout=subprocess.PIPE,
     cmd = [tool or COREDUMPCTL, "--no-pager", *args]
     if user:
         cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", *cmd]
-    e = dict(os.environ, TZ="UTC", LC_ALL="C.UTF-8", SYSTEMD_COLORS="0")
-    e.update(env or {})
+    # no debuginfod lookups (network) unless a test asks for them
+    e = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGINFOD_")}
+    e.update(TZ="UTC", LC_ALL="C.UTF-8", SYSTEMD_COLORS="0", **(env or {}))
     return subprocess.run(cmd, stdin=stdin or subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, env=e,
                            timeout=timeout)
