@@ -72,9 +72,7 @@ static void local_machine_id(const CtlArgs *a, char buf[MACHINE_ID_HEX + 1]) {
         buf[n == (ssize_t) MACHINE_ID_HEX ? MACHINE_ID_HEX : 0] = 0;
 }
 
-/* Whether the entry came from another machine (through systemd-journal-remote, or journals
- * copied here): its _MACHINE_ID is not this one's. Unknown either way: not. */
-static bool from_other_machine(const CtlArgs *a, const Entry *e) {
+bool entry_from_other_machine(const CtlArgs *a, const Entry *e) {
         _cleanup_free_ char *id = entry_dup(e, "_MACHINE_ID");
         char local[MACHINE_ID_HEX + 1];
 
@@ -93,7 +91,7 @@ void corefile_analyze(const CtlArgs *a, const Entry *e, CoreFile *ret) {
                 if (corefile_of_entry(e, ret->path)) {
                         analyze_file(ret);
                         /* where it was written, if not copied here */
-                        if (strcmp(ret->state, "missing") == 0 && from_other_machine(a, e))
+                        if (strcmp(ret->state, "missing") == 0 && entry_from_other_machine(a, e))
                                 ret->state = "remote";
                 } else {
                         ret->state = "error";

@@ -28,3 +28,6 @@ typedef struct CoreFile {
  * entry (whose writer may have made it up) naming another crash's core does not pass. */
 bool corefile_of_entry(const Entry *e, const char *path);
 void corefile_analyze(const CtlArgs *a, const Entry *e, CoreFile *ret);
+/* Whether the entry came from another machine (through systemd-journal-remote, or journals copied
+ * here): its _MACHINE_ID is not this one's (under --root, that tree's). Unknown either way: not. */
+bool entry_from_other_machine(const CtlArgs *a, const Entry *e);

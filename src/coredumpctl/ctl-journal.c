@@ -5,6 +5,8 @@
 #include <string.h>
 #include <systemd/sd-journal.h>
 
+#include "build-config.h"
+#include "ctl-corefile.h"
 #include "ctl-escape.h"
 #include "ctl-source.h"
 #include "log.h"
@@ -120,6 +122,27 @@ static void collectors(const CtlArgs *a, uid_t *ret_ours, uid_t *ret_systemd) {
         *ret_systemd = systemds;
 }
 
+/* An entry from another machine (systemd-journal-remote's) was written by a uid of that machine,
+ * which says nothing here: what journald there recorded of the writer's executable (_EXE, not
+ * forgeable either) must be a collector's, installed root-owned, running as a system user. No
+ * record of that machine confirms an entry about a regular user's crash: believed as the
+ * collector's word, as are its entries about system users' crashes here. */
+static bool remote_collector(const Entry *e, uint64_t writer) {
+        static const char *const collectors_exe[] = {
+                LIBEXECDIR "/coredump-worker",
+                "/usr/lib/systemd/systemd-coredump",
+                "/lib/systemd/systemd-coredump",
+        };
+        _cleanup_free_ char *exe = entry_dup(e, "_EXE");
+
+        if (!exe || writer >= UID_INVALID || uid_is_personal((uid_t) writer))
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(collectors_exe); i++)
+                if (strcmp(exe, collectors_exe[i]) == 0)
+                        return true;
+        return false;
+}
+
 /* Anyone can log an entry with the coredump MESSAGE_ID; _UID (journald's, not forgeable) says who
  * did. Who may speak of whose crash (coredumpctl(1), "Which entries are believed"):
  *   root: any crash (coredumpd's summaries; systemd-coredump without its user);
@@ -131,7 +154,7 @@ static void collectors(const CtlArgs *a, uid_t *ret_ours, uid_t *ret_systemd) {
  *   our WorkerUser= about a regular user's crash (one that changed credentials, whose dump is not the
  *     user's): only if a record of the same crash confirms it (see collect_entries()).
  * An entry without _UID was not logged by a local process (the kernel, audit, an imported file the
- * caller chose to read) and is believed as such. */
+ * caller chose to read) and is believed as such; one from another machine, see remote_collector(). */
 static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
         _cleanup_free_ char *w = entry_dup(e, "_UID"), *c = entry_dup(e, "COREDUMP_UID");
         uint64_t writer, crashed;
@@ -149,6 +172,8 @@ static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
                 return TRUST_NONE;
         if (writer == crashed && uid_is_personal((uid_t) crashed))
                 return TRUST_FULL;
+        if (entry_from_other_machine(a, e))
+                return remote_collector(e, writer) ? TRUST_FULL : TRUST_NONE;
         collectors(a, &ours, &systemds);
         if (writer != ours && writer != systemds)
                 return TRUST_NONE;
