@@ -112,7 +112,7 @@ bool entry_field_listed(const char *name, size_t len, const char *extra) {
                 "COREDUMP_EXE", "COREDUMP_COMM", "COREDUMP_FILENAME", "COREDUMP_TRUNCATED",
                 "COREDUMP_TIMESTAMP", "__REALTIME_TIMESTAMP", "_BOOT_ID", "_UID",
                 "_MACHINE_ID", "COREDUMP_HOSTNAME", "_HOSTNAME", /* the HOST column */
-                "_EXE", /* whether an entry of another machine is a collector's */
+                "_EXE", "_COMM", /* whether an entry of another machine is a collector's */
         };
 
         if (extra && strlen(extra) == len && memcmp(extra, name, len) == 0)

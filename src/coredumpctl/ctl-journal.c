@@ -123,22 +123,34 @@ static void collectors(const CtlArgs *a, uid_t *ret_ours, uid_t *ret_systemd) {
 }
 
 /* An entry from another machine (systemd-journal-remote's) was written by a uid of that machine,
- * which says nothing here: what journald there recorded of the writer's executable (_EXE, not
- * forgeable either) must be a collector's, installed root-owned, running as a system user. No
- * record of that machine confirms an entry about a regular user's crash: believed as the
- * collector's word, as are its entries about system users' crashes here. */
+ * which says nothing here: journald there must have recorded a collector as the writer, a system
+ * user running a collector's executable (_EXE, from the kernel; the path is root's to write).
+ * journald reads _EXE and _COMM from /proc when the message arrives: a worker that exited by then
+ * left neither or only _COMM, so without _EXE the command name must be a collector's; a service
+ * account of that machine could name itself so and exit at once (coredumpctl(1) says so). No
+ * record of that machine is here to confirm an entry about a regular user's crash: the
+ * collector's word is taken, as it is for system users' crashes here. */
 static bool remote_collector(const Entry *e, uint64_t writer) {
         static const char *const collectors_exe[] = {
                 LIBEXECDIR "/coredump-worker",
                 "/usr/lib/systemd/systemd-coredump",
                 "/lib/systemd/systemd-coredump",
         };
-        _cleanup_free_ char *exe = entry_dup(e, "_EXE");
+        /* comm is cut at 15 characters */
+        static const char *const collectors_comm[] = { "coredump-worker", "systemd-coredum" };
+        _cleanup_free_ char *exe = entry_dup(e, "_EXE"), *comm = NULL;
 
-        if (!exe || writer >= UID_INVALID || uid_is_personal((uid_t) writer))
+        if (writer >= UID_INVALID || uid_is_personal((uid_t) writer))
                 return false;
-        for (size_t i = 0; i < ELEMENTSOF(collectors_exe); i++)
-                if (strcmp(exe, collectors_exe[i]) == 0)
+        if (exe) {
+                for (size_t i = 0; i < ELEMENTSOF(collectors_exe); i++)
+                        if (strcmp(exe, collectors_exe[i]) == 0)
+                                return true;
+                return false;
+        }
+        comm = entry_dup(e, "_COMM");
+        for (size_t i = 0; comm && i < ELEMENTSOF(collectors_comm); i++)
+                if (strcmp(comm, collectors_comm[i]) == 0)
                         return true;
         return false;
 }
