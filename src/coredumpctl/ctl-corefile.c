@@ -60,16 +60,22 @@ bool corefile_of_entry(const Entry *e, const char *path) {
 
 /* This machine's id (under --root, that tree's), or "" where it cannot be read. */
 static void local_machine_id(const CtlArgs *a, char buf[MACHINE_ID_HEX + 1]) {
+        /* one root per run: read once */
+        static char cached[MACHINE_ID_HEX + 1];
+        static bool read_once;
         char path[PATH_MAX];
         _cleanup_close_ int fd = -EBADF;
         ssize_t n;
 
-        buf[0] = 0;
-        if (ctl_root_path(a, "/etc/machine-id", path, sizeof path) < 0 ||
-            (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
-                return;
-        n = read(fd, buf, MACHINE_ID_HEX);
-        buf[n == (ssize_t) MACHINE_ID_HEX ? MACHINE_ID_HEX : 0] = 0;
+        if (!read_once) {
+                read_once = true;
+                if (ctl_root_path(a, "/etc/machine-id", path, sizeof path) >= 0 &&
+                    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) >= 0) {
+                        n = read(fd, cached, MACHINE_ID_HEX);
+                        cached[n == (ssize_t) MACHINE_ID_HEX ? MACHINE_ID_HEX : 0] = 0;
+                }
+        }
+        memcpy(buf, cached, sizeof cached);
 }
 
 bool entry_from_other_machine(const CtlArgs *a, const Entry *e) {
@@ -88,12 +94,14 @@ void corefile_analyze(const CtlArgs *a, const Entry *e, CoreFile *ret) {
 
         *ret = (CoreFile) { .size = UINT64_MAX };
         if (filename && ctl_root_path(a, filename, ret->path, sizeof ret->path) >= 0) {
-                if (corefile_of_entry(e, ret->path)) {
+                if (entry_from_other_machine(a, e)) {
+                        /* its file is that machine's: a file of that name here is another core
+                         * (an entry can name one of ours), never opened */
+                        ret->state = "remote";
+                        ret->color = ansi_grey();
+                } else if (corefile_of_entry(e, ret->path))
                         analyze_file(ret);
-                        /* where it was written, if not copied here */
-                        if (strcmp(ret->state, "missing") == 0 && entry_from_other_machine(a, e))
-                                ret->state = "remote";
-                } else {
+                else {
                         ret->state = "error";
                         ret->color = ansi_red();
                         ret->foreign = true;

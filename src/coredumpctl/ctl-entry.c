@@ -98,12 +98,14 @@ char *entry_machine(const Entry *e) {
 }
 
 char *entry_hostname(const Entry *e) {
-        char *h = entry_dup(e, "COREDUMP_HOSTNAME");
+        /* journald's, about the writer's machine, before the crashed task's own (its UTS
+         * namespace's: anything it chose) */
+        char *h = entry_dup(e, "_HOSTNAME");
 
         if (h && h[0])
                 return h;
         free(h);
-        return entry_dup(e, "_HOSTNAME");
+        return entry_dup(e, "COREDUMP_HOSTNAME");
 }
 
 bool entry_field_listed(const char *name, size_t len, const char *extra) {
@@ -112,7 +114,6 @@ bool entry_field_listed(const char *name, size_t len, const char *extra) {
                 "COREDUMP_EXE", "COREDUMP_COMM", "COREDUMP_FILENAME", "COREDUMP_TRUNCATED",
                 "COREDUMP_TIMESTAMP", "__REALTIME_TIMESTAMP", "_BOOT_ID", "_UID",
                 "_MACHINE_ID", "COREDUMP_HOSTNAME", "_HOSTNAME", /* the HOST column */
-                "_EXE", "_COMM", /* whether an entry of another machine is a collector's */
         };
 
         if (extra && strlen(extra) == len && memcmp(extra, name, len) == 0)

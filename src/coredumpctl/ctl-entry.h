@@ -47,8 +47,8 @@ size_t entry_count(const Entry *e, const char *name);
 bool entry_has_value(const Entry *e, const char *name, const char *value);
 /* The machine the entry came from: _MACHINE_ID, else its host name; NULL if neither. */
 char *entry_machine(const Entry *e);
-/* Its host name: COREDUMP_HOSTNAME (the crashed task's), else journald's _HOSTNAME; NULL if
- * neither. */
+/* Its host name: journald's _HOSTNAME, else COREDUMP_HOSTNAME (records: coredumpd's, or in pipe
+ * mode the crashed task's); NULL if neither. */
 char *entry_hostname(const Entry *e);
 /* Fills realtime, pid and timestamp from the fields (after all fields are in). */
 void entry_index(Entry *e);

@@ -5,12 +5,12 @@
 #include <string.h>
 #include <systemd/sd-journal.h>
 
-#include "build-config.h"
 #include "ctl-corefile.h"
 #include "ctl-escape.h"
 #include "ctl-source.h"
 #include "log.h"
 #include "parse-util.h"
+#include "record-fields.h"
 #include "uid-class.h"
 
 static void journal_closep(sd_journal **j) {
@@ -122,35 +122,78 @@ static void collectors(const CtlArgs *a, uid_t *ret_ours, uid_t *ret_systemd) {
         *ret_systemd = systemds;
 }
 
-/* An entry from another machine (systemd-journal-remote's) was written by a uid of that machine,
- * which says nothing here: journald there must have recorded a collector as the writer, a system
- * user running a collector's executable (_EXE, from the kernel; the path is root's to write).
- * journald reads _EXE and _COMM from /proc when the message arrives: a worker that exited by then
- * left neither or only _COMM, so without _EXE the command name must be a collector's; a service
- * account of that machine could name itself so and exit at once (coredumpctl(1) says so). No
- * record of that machine is here to confirm an entry about a regular user's crash: the
- * collector's word is taken, as it is for system users' crashes here. */
-static bool remote_collector(const Entry *e, uint64_t writer) {
-        static const char *const collectors_exe[] = {
-                LIBEXECDIR "/coredump-worker",
-                "/usr/lib/systemd/systemd-coredump",
-                "/lib/systemd/systemd-coredump",
-        };
-        /* comm is cut at 15 characters */
-        static const char *const collectors_comm[] = { "coredump-worker", "systemd-coredum" };
-        _cleanup_free_ char *exe = entry_dup(e, "_EXE"), *comm = NULL;
+/* Machines (times their workers' uids, if one changed) told apart: more are not believed. */
+#define ANNOUNCED_MAX 4096U
+/* a uid in decimal and its NUL */
+#define DECIMAL_UID_MAX 11U
 
-        if (writer >= UID_INVALID || uid_is_personal((uid_t) writer))
+/* Which uid the workers of each machine log as, as that machine's coredumpd (root) told its
+ * journal at start (announce_workers()); read once per run, for entries of other machines. */
+typedef struct Announced {
+        char machine[MACHINE_ID_HEX + 1];
+        uid_t uid;
+} Announced;
+
+static Announced announced[ANNOUNCED_MAX];
+static size_t n_announced;
+
+/* The value of field in the current entry, NUL-terminated in buf; false if absent or too long. */
+static bool current_value(sd_journal *j, const char *field, char *buf, size_t size) {
+        size_t n = strlen(field), l;
+        const void *d;
+
+        if (sd_journal_get_data(j, field, &d, &l) < 0 || l <= n + 1 || l - n - 1 >= size)
                 return false;
-        if (exe) {
-                for (size_t i = 0; i < ELEMENTSOF(collectors_exe); i++)
-                        if (strcmp(exe, collectors_exe[i]) == 0)
-                                return true;
-                return false;
+        memcpy(buf, (const char *) d + n + 1, l - n - 1);
+        buf[l - n - 1] = 0;
+        return true;
+}
+
+static void announced_add(const char *machine, const char *uid) {
+        uint64_t u;
+
+        if (strlen(machine) != MACHINE_ID_HEX || parse_uint64(uid, &u) < 0 || u >= UID_INVALID)
+                return;
+        for (size_t i = 0; i < n_announced; i++)
+                if (announced[i].uid == (uid_t) u && strcmp(announced[i].machine, machine) == 0)
+                        return;
+        if (n_announced >= ANNOUNCED_MAX)
+                return;
+        snprintf(announced[n_announced].machine, sizeof announced[n_announced].machine, "%s", machine);
+        announced[n_announced++].uid = (uid_t) u;
+}
+
+static void announced_load(const CtlArgs *a) {
+        _cleanup_(journal_closep) sd_journal *j = NULL;
+        static bool loaded;
+
+        if (loaded)
+                return;
+        loaded = true;
+        if (journal_open(a, &j) <= 0 || sd_journal_add_match(j, "MESSAGE_ID=" MESSAGE_COREDUMP_WORKERS_STR, 0) < 0 ||
+            sd_journal_add_match(j, "_UID=0", 0) < 0) /* root said it: the only word taken */
+                return;
+        while (sd_journal_next(j) > 0) {
+                char machine[MACHINE_ID_HEX + 2], uid[DECIMAL_UID_MAX];
+
+                if (current_value(j, "_MACHINE_ID", machine, sizeof machine) &&
+                    current_value(j, WORKERS_UID_FIELD, uid, sizeof uid))
+                        announced_add(machine, uid);
         }
-        comm = entry_dup(e, "_COMM");
-        for (size_t i = 0; comm && i < ELEMENTSOF(collectors_comm); i++)
-                if (strcmp(comm, collectors_comm[i]) == 0)
+}
+
+/* An entry from another machine (systemd-journal-remote's) was written by a uid of that machine,
+ * which says nothing about this one's users: believed if that machine's coredumpd, as root,
+ * announced the writer as its workers' uid (a service account there running a collector by hand
+ * is not). */
+static bool remote_worker(const CtlArgs *a, const Entry *e, uint64_t writer) {
+        _cleanup_free_ char *machine = entry_dup(e, "_MACHINE_ID");
+
+        if (!machine || writer >= UID_INVALID)
+                return false;
+        announced_load(a);
+        for (size_t i = 0; i < n_announced; i++)
+                if (announced[i].uid == (uid_t) writer && strcmp(announced[i].machine, machine) == 0)
                         return true;
         return false;
 }
@@ -166,7 +209,7 @@ static bool remote_collector(const Entry *e, uint64_t writer) {
  *   our WorkerUser= about a regular user's crash (one that changed credentials, whose dump is not the
  *     user's): only if a record of the same crash confirms it (see collect_entries()).
  * An entry without _UID was not logged by a local process (the kernel, audit, an imported file the
- * caller chose to read) and is believed as such; one from another machine, see remote_collector(). */
+ * caller chose to read) and is believed as such; one from another machine, see remote_worker(). */
 static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
         _cleanup_free_ char *w = entry_dup(e, "_UID"), *c = entry_dup(e, "COREDUMP_UID");
         uint64_t writer, crashed;
@@ -184,8 +227,9 @@ static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
                 return TRUST_NONE;
         if (writer == crashed && uid_is_personal((uid_t) crashed))
                 return TRUST_FULL;
+        /* no record of that machine is here to confirm a worker's word about a regular user */
         if (entry_from_other_machine(a, e))
-                return remote_collector(e, writer) ? TRUST_FULL : TRUST_NONE;
+                return remote_worker(a, e, writer) && !uid_is_personal((uid_t) crashed) ? TRUST_FULL : TRUST_NONE;
         collectors(a, &ours, &systemds);
         if (writer != ours && writer != systemds)
                 return TRUST_NONE;

@@ -15,6 +15,8 @@
 #include "control.h"
 #include "forward.h"
 #include "handover.h"
+#include "journal-send.h"
+#include "record-fields.h"
 #include "receive.h"
 #include "manager.h"
 #include "proto.h"
@@ -297,6 +299,24 @@ static int on_vacuum_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
+/* Tells the journal, as root, which uid the workers log crash entries as: journals read on another
+ * machine carry this machine's uids, which mean nothing there (coredumpctl(1)). Without journald
+ * (records only) there is nobody to tell. */
+static void announce_workers(const Manager *m) {
+        _cleanup_(record_free) Record r = {};
+        int e;
+
+        e = record_addf(&r, "MESSAGE", "Workers log crash entries as uid %u (%s)", (unsigned) m->worker_uid,
+                        m->config.worker_user);
+        e = e ?: record_add_str(&r, "MESSAGE_ID", MESSAGE_COREDUMP_WORKERS_STR);
+        e = e ?: record_add_str(&r, "PRIORITY", "6");
+        e = e ?: record_addf(&r, WORKERS_UID_FIELD, "%u", (unsigned) m->worker_uid);
+        /* a stopped journald must not stop the start */
+        e = e ?: journal_send_record(r.buf, r.len, NULL, 0, MSG_DONTWAIT);
+        if (e < 0 && e != -ENOENT && e != -ECONNREFUSED)
+                log_debug_errno(e, "Failed to tell the journal the workers' uid: %m");
+}
+
 int manager_run(Manager *m) {
         static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
         int r;
@@ -315,6 +335,7 @@ int manager_run(Manager *m) {
         log_info("Ready: socket %s, storage %s (%s, %s), %u spare workers as uid %u", m->socket_path,
                  m->config.storage == STORAGE_NONE ? "none" : m->config.directory, storage_to_string(m->config.storage),
                  compression_to_string(m->config.compress), m->config.spare_workers, (unsigned) m->worker_uid);
+        announce_workers(m);
         return sd_event_loop(m->event);
 }
 

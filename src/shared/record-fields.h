@@ -16,6 +16,10 @@
 #define SD_MESSAGE_COREDUMP_STR "fc2e22bc6ee647b6b90729ab34a250b1"
 /* ours: the summary of crashes whose cores a limit refused (see crash-limit.h) */
 #define MESSAGE_COREDUMP_SUPPRESSED_STR "44a599742dfc4659a9825d09da683686"
+/* ours: coredumpd (root) says which uid its workers log as, so that coredumpctl on a central
+ * machine believes that uid's entries of this machine (ctl-journal.c) */
+#define MESSAGE_COREDUMP_WORKERS_STR "9aa2e6ef52d9486daa6682c12982eb32"
+#define WORKERS_UID_FIELD "COREDUMP_SOCKET_WORKER_UID"
 #define THREAD_NAME_MAX 64
 #define PROCESSING_ERROR_MAX 256
 

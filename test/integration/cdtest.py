@@ -528,6 +528,7 @@ def coredumpctl(*args, user=None, tool=None, stdin=None, stdout=subprocess.PIPE,
         cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", *cmd]
     # no debuginfod lookups (network) unless a test asks for them
     e = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGINFOD_")}
-    e.update(TZ="UTC", LC_ALL="C.UTF-8", SYSTEMD_COLORS="0", **(env or {}))
+    e.update({"TZ": "UTC", "LC_ALL": "C.UTF-8", "SYSTEMD_COLORS": "0"})
+    e.update(env or {})
     return subprocess.run(cmd, stdin=stdin or subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, env=e,
                            timeout=timeout)
