@@ -81,9 +81,8 @@ void stack_signature(const char *message, char *buf, size_t size) {
 
 /* An entry's stable signature: COREDUMP_SIGNATURE, computed from the trace where the entry has
  * none (systemd-coredump's, our older ones) exactly as the worker does; "" without a trace. */
-static void entry_signature(const Entry *e, const char *exe, int signo, const char *msg,
-                            char key[CRASH_SIGNATURE_SIZE]) {
-        _cleanup_free_ char *field = entry_dup(e, "COREDUMP_SIGNATURE"), *json = NULL;
+static void entry_signature(const Entry *e, int signo, const char *msg, char key[CRASH_SIGNATURE_SIZE]) {
+        _cleanup_free_ char *field = entry_dup(e, "COREDUMP_SIGNATURE"), *json = NULL, *exe = NULL;
 
         key[0] = 0;
         if (field && strlen(field) == CRASH_SIGNATURE_HEX && strspn(field, "0123456789abcdef") == CRASH_SIGNATURE_HEX) {
@@ -91,6 +90,7 @@ static void entry_signature(const Entry *e, const char *exe, int signo, const ch
                 return;
         }
         json = entry_dup(e, "COREDUMP_PACKAGE_JSON");
+        exe = entry_dup(e, "COREDUMP_EXE"); /* as the worker has it: none, not the comm */
         if (crash_signature(msg, json, exe, signo, key) < 0)
                 key[0] = 0;
 }
@@ -138,7 +138,7 @@ static int add_to_groups(Group **groups, size_t *n, const Entry *e) {
         if (!sig || parse_int_range(sig, 1, SIGRTMAX, &signo) < 0)
                 signo = 0;
         stack_signature(msg, signature, sizeof signature);
-        entry_signature(e, exe, signo, msg, key);
+        entry_signature(e, signo, msg, key);
         g = find_group(*groups, *n, key, exe, signo, signature);
         if (!g) {
                 Group *ng = reallocarray(*groups, *n + 1, sizeof *ng);

@@ -10,12 +10,12 @@
 #include <string.h>
 
 #include "crash-signature.h"
+#include "json.h"
 #include "sha256.h"
 
 #define MODULE_PREFIX "Module "
 #define WITH_BUILD_ID " with build-id "
 #define THREAD_PREFIX "Stack trace of thread "
-#define JSON_BUILD_ID "\":{\"buildId\":\""
 /* "file:" + a module's file name, when it has no build-id */
 #define MODULE_ID_MAX (CRASH_SIGNATURE_BUILD_ID_MAX + 256U)
 
@@ -89,20 +89,37 @@ static bool module_path(Line l, Line *ret_path, Line *ret_id) {
         return ret_path->len > 0;
 }
 
-/* The build-id package_json gives the module at path, if it names the path unescaped. */
-static Line json_build_id(const char *json, Line path) {
-        for (const char *p = json ? strchr(json, '"') : NULL; p; p = strchr(p + 1, '"')) {
-                const char *id, *q;
+typedef struct JsonLookup {
+        Line path;
+        char id[CRASH_SIGNATURE_BUILD_ID_MAX + 1];
+} JsonLookup;
 
-                if (strncmp(p + 1, path.p, path.len) != 0 || strncmp(p + 1 + path.len, JSON_BUILD_ID,
-                                                                     strlen(JSON_BUILD_ID)) != 0)
-                        continue;
-                id = p + 1 + path.len + strlen(JSON_BUILD_ID);
-                q = strchr(id, '"');
-                if (q)
-                        return (Line) { id, (size_t) (q - id) };
-        }
-        return (Line) {};
+static void json_member(const char *key, const char *value, void *userdata) {
+        JsonLookup *l = userdata;
+
+        if (!l->id[0] && value && strlen(key) == l->path.len && memcmp(key, l->path.p, l->path.len) == 0 &&
+            strlen(value) <= CRASH_SIGNATURE_BUILD_ID_MAX)
+                snprintf(l->id, sizeof l->id, "%s", value);
+}
+
+/* The build-id package_json gives the module at path ("buildId" of its member, wherever it is
+ * among the member's fields, the key unescaped): one linear scan. */
+static void json_build_id(const char *json, Line path, char id[CRASH_SIGNATURE_BUILD_ID_MAX + 1]) {
+        JsonLookup l = { .path = path };
+
+        if (json)
+                (void) json_object_scan(json, strlen(json), "buildId", json_member, &l);
+        memcpy(id, l.id, sizeof l.id);
+}
+
+/* "file:" and a file name, its control characters as '?': a name cannot add lines to the text
+ * hashed. */
+static void file_id(const char *name, size_t len, char *buf, size_t size) {
+        size_t o = (size_t) snprintf(buf, size, "file:");
+
+        for (size_t i = 0; i < len && o + 1 < size; i++)
+                buf[o++] = (unsigned char) name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+        buf[o < size ? o : size - 1] = 0;
 }
 
 /* A module's identity: its build-id, else "file:" and its file name. match: the module's path
@@ -125,16 +142,22 @@ static void module_id(const char *trace, const char *json, const char *match, si
                 b = by_base ? base_name(path.p, path.len, &bl) : (bl = path.len, path.p);
                 if (bl != match_len || memcmp(b, match, bl) != 0)
                         continue;
-                if (!id.p)
-                        id = json_build_id(json, path);
-                if (is_hex_id(id.p, id.len)) {
+                if (!id.p) {
+                        char from_json[CRASH_SIGNATURE_BUILD_ID_MAX + 1];
+
+                        json_build_id(json, path, from_json);
+                        if (is_hex_id(from_json, strlen(from_json))) {
+                                snprintf(buf, size, "%s", from_json);
+                                return;
+                        }
+                } else if (is_hex_id(id.p, id.len)) {
                         snprintf(buf, size, "%.*s", (int) id.len, id.p);
                         return;
                 }
                 break;
         }
         match = base_name(match, match_len, &match_len);
-        snprintf(buf, size, "file:%.*s", (int) match_len, match);
+        file_id(match, match_len, buf, size);
 }
 
 /* "#N  0x... NAME (MODULE + 0xOFFSET)": the module's file name and the offset. */
@@ -171,11 +194,15 @@ static void hash_line(Sha256 *s, const char *fmt_key, const char *value) {
 }
 
 static unsigned hash_frames(Sha256 *s, const char *trace, const char *json) {
-        const char *cursor = strstr(trace, THREAD_PREFIX);
+        const char *cursor = trace;
         unsigned n = 0;
-        Line l;
+        Line l = {};
 
-        if (!cursor || !line_next(&cursor, &l)) /* the "Stack trace of thread" line itself */
+        /* the first "Stack trace of thread" line (at a line's start: a module's path may hold
+         * those words) */
+        while (line_next(&cursor, &l) && !starts_with(l, THREAD_PREFIX))
+                ;
+        if (!starts_with(l, THREAD_PREFIX))
                 return 0;
         while (n < CRASH_SIGNATURE_FRAMES && line_next(&cursor, &l) && l.len > 0) {
                 char id[MODULE_ID_MAX], frame[MODULE_ID_MAX + 32];

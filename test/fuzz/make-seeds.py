@@ -98,6 +98,9 @@ def signature_seeds():
             b'"/usr/lib/x86_64-linux-gnu/libc.so.6":{"buildId":"2222222222222222222222222222222222222222","type":"deb"}}')
     put("fuzz-signature", "trace", b"\x0b" + SIGNATURE_TRACE + b"\0" + json + b"\0/usr/bin/crasher")
     put("fuzz-signature", "no-json", b"\x06" + SIGNATURE_TRACE)
+    quotes = b'"' * 20000  # once quadratic in the JSON lookup: a slow input stays in the corpus
+    put("fuzz-signature", "quotes", b"\x0bModule /" + quotes + b" from deb x-1\n\nStack trace of thread 1:\n#0  0x1 f ("
+        + quotes + b" + 0x1)\n\0{" + quotes + b"\0/x")
     put("fuzz-signature", "hostile", b"\x00Module \nModule  with build-id \nStack trace of thread 1:\n"
         b"#0  0x1 f ( + 0x1)\n#1 (\n#2  + 0x)\n\0\"\0")
 

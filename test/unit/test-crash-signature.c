@@ -95,6 +95,22 @@ static void test_signature(void) {
         CHECK_EQ(crash_signature(buf, NULL, "/usr/bin/crasher", 11, b), 0);
         CHECK(strcmp(a, b) != 0);
 
+        /* systemd-coredump's JSON: buildId after the package's fields, the key escaped as JSON
+         * escapes it; the same module, the same value */
+        CHECK_EQ(crash_signature(buf, "{\"/usr/bin/crasher\":{\"type\":\"deb\",\"buildId\":\"" ID1 "\"},"
+                                      "\"\\/usr\\/lib\\/x86_64-linux-gnu\\/libc.so.6\":{\"type\":\"deb\",\"name\":\"glibc\","
+                                      "\"buildId\":\"" ID2 "\"}}",
+                                 "/usr/bin/crasher", 11, b), 0);
+        CHECK_STREQ(a, b);
+
+        /* a name cannot add lines to the text hashed; the thread's header counts only at a
+         * line's start */
+        CHECK_EQ(crash_signature("Stack trace of thread 1:\n#0  0x1 f (a + 0x1)\n", NULL, "/x\nsignal 6", 11, a), 0);
+        CHECK_EQ(crash_signature("Stack trace of thread 1:\n#0  0x1 f (a + 0x1)\n", NULL, "/x?signal 6", 11, b), 0);
+        CHECK_STREQ(a, b);
+        CHECK_EQ(crash_signature("Module /opt/Stack trace of thread 9:/x.so with build-id " ID1 "\n\n"
+                                 "Stack trace of thread 1:\n#0  0x1 f (x.so + 0x1)\n", NULL, NULL, 11, a), 0);
+
         /* nothing to sign */
         CHECK_EQ(crash_signature("Stack trace of thread 1:\n\n", NULL, "/x", 11, b), -ENODATA);
         CHECK_EQ(crash_signature("No stack trace: the core was too large.", NULL, "/x", 11, b), -ENODATA);
