@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* coredumpctl info: a stored stack trace named again with libdwfl, from debug info found by the
- * modules' build-ids (debuginfod, /usr/lib/debug). Invoking user only: opens the modules' files
- * (under --root) and what the debuginfod client fetches into its cache, never the core. */
+ * modules' build-ids (debuginfod, /usr/lib/debug). Invoking user only, often root, over entries a
+ * user wrote: opens a module's own file (under --root) only if root or the caller owns it and no
+ * one else can write it, debug info only by build-id, and what the debuginfod client fetches into
+ * its cache; never the core. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -10,10 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/openat2.h>
 
 #include "build-config.h"
 #include "ctl-symbolize.h"
+#include "fd-util.h"
 #include "json.h"
 #include "time-util.h"
 
@@ -221,39 +227,59 @@ static void note_error(SymModule *m, int fd) {
                 m->error = fd;
 }
 
-/* path opened for reading if it is a regular file: looked at through O_PATH first, so that a
- * device or FIFO a forged entry names is never opened. */
-static int open_regular(const char *path) {
-        _cleanup_close_ int pfd = open(path, O_PATH | O_CLOEXEC);
-        char proc[64];
-        struct stat st;
+/* The module's path under root (NULL: /) as an O_PATH descriptor, never leaving root: openat2()
+ * resolves "..", and absolute symlinks, inside it; where openat2 is missing or filtered, one
+ * component at a time with no ".." and no symlink. O_PATH opens nothing: a FIFO does not block. */
+static int open_beneath(const char *root, const char *path) {
+        _cleanup_close_ int rfd = open(root ?: "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct open_how how = {
+                .flags = O_PATH | O_CLOEXEC,
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd;
 
-        if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
-                return -1;
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-        return open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (rfd < 0)
+                return negative_errno();
+        fd = (int) syscall(SYS_openat2, rfd, path, &how, sizeof how);
+        if (fd >= 0)
+                return fd;
+        if (errno != ENOSYS && errno != EPERM)
+                return negative_errno();
+        return fd_walk_beneath(rfd, path);
 }
 
-/* The module's own file, if it is there and has the build-id of the crashed one. */
+/* Whether root may parse the file: a regular file of root's or the caller's that no one else can
+ * write (a user's entry names any file: one the user can write has whatever build-id and DWARF
+ * the user chose, and can be truncated under libelf), and not larger than we read. The directories
+ * do not matter: what is read is the descriptor checked, whatever is renamed over its name. */
+static bool trusted_file(const struct stat *st) {
+        return S_ISREG(st->st_mode) && (st->st_uid == 0 || st->st_uid == geteuid()) &&
+               (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 && (uint64_t) st->st_size <= SYMBOLIZE_FILE_MAX;
+}
+
+/* The module's own file, if it is there under root, trusted, and has the build-id of the crashed
+ * one. Read with ELF_C_READ, not mapped: what libelf reads, it copies. */
 static int open_local(SymModule *m, char **file_name, Elf **elfp) {
-        _cleanup_close_ int fd = -EBADF;
-        char path[PATH_MAX];
+        _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
+        char proc[64];
         const void *id = NULL;
+        struct stat st;
         Elf *elf;
         int n;
 
-        n = snprintf(path, sizeof path, "%s%s", m->root ?: "", m->path);
-        if (n < 0 || (size_t) n >= sizeof path)
+        pfd = open_beneath(m->root, m->path);
+        if (pfd < 0 || fstat(pfd, &st) < 0 || !trusted_file(&st))
                 return -1;
-        fd = open_regular(path);
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+        fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -1;
-        elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
         if (!elf)
                 return -1;
         n = (int) dwelf_elf_gnu_build_id(elf, &id);
         if (n <= 0 || (size_t) n != m->build_id_len || memcmp(id, m->build_id, m->build_id_len) != 0 ||
-            !(*file_name = strdup(path))) {
+            !(*file_name = strdup(m->path))) {
                 elf_end(elf);
                 return -1;
         }
@@ -275,12 +301,21 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
         return fd < 0 ? -1 : fd;
 }
 
-/* ... and for its debug info: debuglink and build-id paths, then debuginfod. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base, const char *file_name,
-                          const char *debuglink, GElf_Word crc, char **debuginfo_file_name) {
+/* ... and for its debug info (or a dwz file's): by build-id only, /usr/lib/debug/.build-id (root's
+ * directory, names of hex digits) then debuginfod. Never by the file's .gnu_debuglink or the path
+ * in its .gnu_debugaltlink: those name files beside the module, in directories that may be
+ * anyone's, and libdwfl open()s them as they are (a FIFO blocks, any file is read). Without a file
+ * name and a debuglink, libdwfl's standard lookup searches no path. (A dwz file not found so, libdw
+ * itself still opens by the .gnu_debugaltlink path when a DIE refers to it: that path comes from a
+ * file we trust, or from /usr/lib/debug or debuginfod.) */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+                          const char *file_name _unused_, const char *debuglink _unused_, GElf_Word crc _unused_,
+                          char **debuginfo_file_name) {
         SymModule *m = *userdata;
-        int fd = dwfl_standard_find_debuginfo(mod, userdata, name, base, file_name, debuglink, crc, debuginfo_file_name);
+        int fd;
 
+        errno = 0;
+        fd = dwfl_standard_find_debuginfo(mod, userdata, name, base, NULL, NULL, 0, debuginfo_file_name);
         note_error(m, fd);
         return fd < 0 ? -1 : fd;
 }

@@ -16,7 +16,8 @@
  * up; the debuginfod client's timeouts (seconds) when the user set none: to start a download
  * (DEBUGINFOD_TIMEOUT, its own default is 90 s) and for a whole download (DEBUGINFOD_MAXTIME,
  * its own default is none). At worst a run takes the deadline plus two downloads (a module's
- * file and its debug info); a server that could not be reached is not asked again in the run. */
+ * file and its debug info); a server that could not be reached is not asked again in the run.
+ * A module's own file larger than SYMBOLIZE_FILE_MAX is not read (its build-id is looked up). */
 #define SYMBOLIZE_MODULES_MAX 128U
 #define SYMBOLIZE_MODULE_SPAN (UINT64_C(1) << 36)
 #define SYMBOLIZE_FRAMES_MAX (64U * 64U)
@@ -26,6 +27,7 @@
 #define SYMBOLIZE_MAXTIME_DEFAULT "60"
 #define SYMBOLIZE_BUILD_ID_MAX 64U /* bytes */
 #define SYMBOLIZE_NOTE_MAX 1024U
+#define SYMBOLIZE_FILE_MAX (UINT64_C(1) << 30)
 
 /* "#3  0x00007f0123456789 name (module + 0x1234)", as the worker prints a frame. */
 typedef struct SymFrame {
@@ -50,7 +52,8 @@ bool symbolize_enabled(void);
 
 /* The message's stack traces with each frame named from the debug info found for its module's
  * build-id (the module lines of the message and COREDUMP_PACKAGE_JSON, may be NULL, give them;
- * the modules' files are looked for under root, NULL for /). *ret_text: the new message, or NULL
+ * a module's own file is looked for under root, NULL for /, and used only if root or the caller
+ * owns it and no one else can write it). *ret_text: the new message, or NULL
  * when the stored one stands (no module to look up, the server could not be reached); note: one
  * line saying what was found, or why not. 0, or -ENOMEM, -EOPNOTSUPP (built without libdw). */
 int symbolize_message(const char *message, const char *package_json, const char *root, char **ret_text, char *note,

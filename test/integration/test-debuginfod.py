@@ -3,7 +3,8 @@
 """coredumpctl info and debug with DEBUGINFOD_URLS: a stripped program's crash, whose stored trace
 has addresses only, named again from an elfutils debuginfod on this machine that serves the
 program's separate debug file. Unset: the stored trace and a note to set it; a closed port:
-the stored trace and a note. debuginfod has no option for its listen address: it listens on every address of its port
+the stored trace and a note. A program file root did not write is not read, nor a FIFO its
+.gnu_debuglink names. debuginfod has no option for its listen address: it listens on every address of its port
 for the few seconds of a case; the test only ever connects to 127.0.0.1."""
 import os
 import re
@@ -122,11 +123,11 @@ def ctl_args(env):
     return ("--config", env.conf, "-D", empty, "--storage", env.store)
 
 
-def ctl(env, *args, urls=None, cache=None):
+def ctl(env, *args, urls=None, cache=None, timeout=120):
     environ = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGINFOD_")}
     if urls is not None:
         environ.update(DEBUGINFOD_URLS=urls, DEBUGINFOD_CACHE_PATH=cache)
-    p = coredumpctl(*ctl_args(env), *args, env=environ, timeout=120)
+    p = coredumpctl(*ctl_args(env), *args, env=environ, timeout=timeout)
     out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
     check(p.returncode == 0, f"coredumpctl {' '.join(args)}: exit {p.returncode}\n{out}\n{err}")
     return out
@@ -153,7 +154,8 @@ def case_info():
     """info: without DEBUGINFOD_URLS the stored trace (addresses, no names of the program's
     functions, a note to set it); with it the three functions in order at the same offsets, and a note; a
     server without the debug file: the program's frames as stored, a note naming it; a closed
-    port: the stored trace, a note that it could not be reached, exit 0."""
+    port: the stored trace, a note that it could not be reached, exit 0. Then the program's file
+    as root did not write it (check_untrusted)."""
     env = Env()
     d, exe, debug_dir, build_id, pid = setup(env)
     base = os.path.basename(exe)
@@ -193,6 +195,7 @@ def case_info():
     check(program_frames(closed, base) == frames, f"not the stored trace:\n{closed}")
     note = debug_line(closed)
     check(note and "could not be reached" in note, f"note: {note!r}")
+    check_untrusted(env, exe, debug_dir, build_id, pid, frames)
     d.stop()
 
 
@@ -200,6 +203,48 @@ def other_lines(info):
     """The lines of info but the frames, the note and the relative time."""
     return [l for l in info.splitlines()
             if not FRAME.match(l) and not l.lstrip().startswith(("Debug Info:", "Timestamp:"))]
+
+
+def check_untrusted(env, exe, debug_dir, build_id, pid, stored):
+    """info as root over an entry whose program file root did not write: a file of another user
+    (nobody's), or one that others can write, is not read, only its build-id is looked up; the
+    server has the debug info but not the program, so the frames stay as stored and the note names
+    the program (root's 0755 file again: named). A .gnu_debuglink of root's file naming a FIFO
+    beside it is not followed: info does not block, and names the frames from the server."""
+    base = os.path.basename(exe)
+    server = Debuginfod(env, "debuginfod-untrusted", debug_dir, build_id)
+    cache = os.path.join(env.base, "cache-untrusted")
+
+    def info():
+        out = ctl(env, "info", str(pid), urls=server.url, cache=cache, timeout=60)
+        return out, program_frames(out, base), debug_line(out) or ""
+
+    for what, owner, mode in (("nobody's", 65534, 0o755), ("others can write it", 0, 0o757),
+                              ("the group can write it", 0, 0o775)):
+        os.chown(exe, owner, owner)
+        os.chmod(exe, mode)
+        out, frames, note = info()
+        print(f"--- info, the program's file {what}:\n" + out)
+        check(frames == stored, f"the program's file was read ({what}):\n{out}")
+        check(re.search(rf"none found for .*\b{re.escape(base)}\b", note), f"note ({what}): {note!r}")
+    os.chown(exe, 0, 0)
+    os.chmod(exe, 0o755)
+    out, frames, _ = info()
+    check([f[0] for f in frames[:3]] == FUNCS, f"root's 0755 file not read:\n{out}")
+
+    shutil.rmtree(cache)
+    subprocess.run(["objcopy", f"--add-gnu-debuglink={os.path.join(debug_dir, base + '.debug')}", exe], check=True)
+    out = subprocess.run(["eu-readelf", "-n", exe], capture_output=True, text=True, check=True).stdout
+    check(f"Build ID: {build_id}" in out, f"objcopy changed the build-id:\n{out}")
+    os.chmod(exe, 0o755)
+    os.mkfifo(os.path.join(env.base, base + ".debug"))
+    try:
+        out, frames, _ = info()
+    except subprocess.TimeoutExpired:
+        check(False, "info blocked on the FIFO the program's .gnu_debuglink names")
+    print("--- info, the program's .gnu_debuglink naming a FIFO:\n" + out)
+    check([f[0] for f in frames[:3]] == FUNCS, f"not named from the server:\n{out}")
+    server.stop()
 
 
 def case_gdb():

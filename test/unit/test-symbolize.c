@@ -1,8 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* coredumpctl's re-symbolization: the parsers of the worker's frame and module lines (pure), and
- * that a message without modules to look up stays as stored. Memory only. */
+/* coredumpctl's re-symbolization: the parsers of the worker's frame and module lines (pure), that
+ * a message without modules to look up stays as stored, and which module files it reads: this
+ * test program's own file (it has DWARF: no server is needed to name a frame in it), copied into a
+ * temporary directory, is read only when root or the caller owns it and no one else can write it,
+ * and under a root only inside it. Each lookup runs in a child: the closed port of DEBUGINFOD_URLS
+ * stops all later lookups of a run. */
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ctl-symbolize.h"
 #include "tests.h"
@@ -104,9 +117,170 @@ static void test_nothing_to_look_up(void) {
         CHECK((r == 0 || r == -EOPNOTSUPP) && text == NULL);
 }
 
+#define MARKER "symbolize_test_marker"
+#define MOD "symtest-mod"
+#define LOOKUP_TIMEOUT_SEC 30U
+
+/* A function of this program that a renamed frame is named after. */
+__attribute__((noinline)) void symbolize_test_marker(void);
+__attribute__((noinline)) void symbolize_test_marker(void) {
+        __asm__ volatile("");
+}
+
+typedef struct Self {
+        char build_id[2 * 64 + 1];
+        uint64_t offset; /* of the marker from the program's first mapping */
+        bool found;
+} Self;
+
+static void note_build_id(Self *self, const char *p, size_t size) {
+        while (size >= sizeof(ElfW(Nhdr))) {
+                const ElfW(Nhdr) *n = (const void *) p;
+                size_t name = (n->n_namesz + 3) & ~3U, desc = (n->n_descsz + 3) & ~3U;
+
+                if (size < sizeof *n + name + desc)
+                        return;
+                if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(p + sizeof *n, "GNU", 4) == 0 &&
+                    n->n_descsz > 0 && n->n_descsz <= 64) {
+                        for (size_t i = 0; i < n->n_descsz; i++)
+                                sprintf(self->build_id + 2 * i, "%02x", (unsigned char) p[sizeof *n + name + i]);
+                        self->found = true;
+                }
+                p += sizeof *n + name + desc;
+                size -= sizeof *n + name + desc;
+        }
+}
+
+/* The first object is the program: its build-id and where the marker lies from its first page. */
+static int self_object(struct dl_phdr_info *info, size_t size, void *userdata) {
+        Self *self = userdata;
+        uint64_t first = UINT64_MAX, page = (uint64_t) sysconf(_SC_PAGESIZE);
+
+        (void) size;
+        for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+                if (ph->p_type == PT_LOAD && ph->p_vaddr < first)
+                        first = ph->p_vaddr;
+                if (ph->p_type == PT_NOTE)
+                        note_build_id(self, (const char *) (info->dlpi_addr + ph->p_vaddr), ph->p_memsz);
+        }
+        self->offset = (uint64_t) (uintptr_t) symbolize_test_marker - (info->dlpi_addr + (first & ~(page - 1)));
+        return 1;
+}
+
+static int copy_self(const char *to) {
+        char buf[65536];
+        int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        ssize_t n;
+        int r = 0;
+
+        while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+                if (write(out, buf, (size_t) n) != n)
+                        r = -1;
+        r = in < 0 || out < 0 || close(out) < 0 ? -1 : r;
+        if (in >= 0)
+                close(in);
+        return r;
+}
+
+/* 1 if a frame in the module at path (under root) got the marker's name, 0 if not, -1 if the child
+ * failed (a FIFO opened would block it until the alarm). */
+static int renamed(const Self *self, const char *path, const char *root) {
+        pid_t pid = fork();
+        int status;
+
+        if (pid == 0) {
+                char message[PATH_MAX + 512], note[SYMBOLIZE_NOTE_MAX] = "";
+                char *text = NULL;
+
+                alarm(LOOKUP_TIMEOUT_SEC);
+                snprintf(message, sizeof message,
+                         "Process 1 (x) of user 0 dumped core.\n\nModule %s with build-id %s\n\n"
+                         "Stack trace of thread 1:\n#0  0x%016llx n/a (" MOD " + 0x%llx)\n",
+                         path, self->build_id, (unsigned long long) self->offset, (unsigned long long) self->offset);
+                if (symbolize_message(message, NULL, root, &text, note, sizeof note) < 0)
+                        _exit(2);
+                _exit(text && strstr(text, "(" MOD " +") && strstr(text, " " MARKER " (") ? 0 : 1);
+        }
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) > 1)
+                return -1;
+        return WEXITSTATUS(status) == 0;
+}
+
+static char base[] = "/tmp/test-symbolize-XXXXXX";
+
+static void test_own_file(void) {
+        char out_dir[128], out[128], root[128], in_root[128], escape[256], link[128], fifo[128];
+        Self self = {};
+
+        symbolize_test_marker();
+        dl_iterate_phdr(self_object, &self);
+        if (!self.found) {
+                fprintf(stderr, "this test program has no build-id: own-file cases skipped\n");
+                return;
+        }
+        snprintf(out_dir, sizeof out_dir, "%s/outside", base);
+        snprintf(out, sizeof out, "%s/outside/" MOD, base);
+        snprintf(root, sizeof root, "%s/root", base);
+        snprintf(in_root, sizeof in_root, "%s/root/usr", base);
+        CHECK(mkdir(out_dir, 0755) == 0 && mkdir(root, 0755) == 0 && mkdir(in_root, 0755) == 0);
+        snprintf(in_root, sizeof in_root, "%s/root/usr/" MOD, base);
+        CHECK(copy_self(out) == 0 && copy_self(in_root) == 0);
+        setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1); /* a closed port: only the own file names */
+        snprintf(link, sizeof link, "%s/cache", base);
+        setenv("DEBUGINFOD_CACHE_PATH", link, 1);
+
+        /* the caller's file, 0755: read, the frame named (so that the refusals below can fail) */
+        CHECK_EQ(renamed(&self, out, NULL), 1);
+        /* writable by the group or by others: not read, looked up by build-id only (the closed port) */
+        CHECK(chmod(out, 0775) == 0);
+        CHECK_EQ(renamed(&self, out, NULL), 0);
+        CHECK(chmod(out, 0757) == 0);
+        CHECK_EQ(renamed(&self, out, NULL), 0);
+        CHECK(chmod(out, 0755) == 0);
+        CHECK_EQ(renamed(&self, out, NULL), 1);
+        /* another user's (nobody's) file, not writable by anyone else: not read either */
+        if (geteuid() == 0) {
+                CHECK(chown(out, 65534, 65534) == 0);
+                CHECK_EQ(renamed(&self, out, NULL), 0);
+                CHECK(chown(out, 0, 0) == 0);
+        }
+        /* a FIFO where the module was: not opened (the child would block) */
+        snprintf(fifo, sizeof fifo, "%s/fifo", base);
+        CHECK(mkdir(fifo, 0755) == 0);
+        snprintf(fifo, sizeof fifo, "%s/fifo/" MOD, base);
+        CHECK(mkfifo(fifo, 0644) == 0);
+        CHECK_EQ(renamed(&self, fifo, NULL), 0);
+
+        /* under --root: the module's path inside the root is read */
+        CHECK_EQ(renamed(&self, "/usr/" MOD, root), 1);
+        /* "/.." does not leave the root (root/../outside/... is the readable copy) */
+        snprintf(escape, sizeof escape, "/../outside/" MOD);
+        CHECK_EQ(renamed(&self, escape, root), 0);
+        snprintf(escape, sizeof escape, "/usr/../../outside/" MOD);
+        CHECK_EQ(renamed(&self, escape, root), 0);
+        snprintf(escape, sizeof escape, "/..%s", out);
+        CHECK_EQ(renamed(&self, escape, root), 0);
+        /* nor does an absolute symlink in it: it is resolved inside the root */
+        snprintf(link, sizeof link, "%s/root/lib", base);
+        CHECK(mkdir(link, 0755) == 0);
+        snprintf(link, sizeof link, "%s/root/lib/" MOD, base);
+        CHECK(symlink(out, link) == 0);
+        CHECK_EQ(renamed(&self, "/lib/" MOD, root), 0);
+}
+
 int main(void) {
+        char cmd[sizeof base + 16];
+
         test_frames();
         test_modules();
         test_nothing_to_look_up();
+        if (!mkdtemp(base))
+                return 1;
+        test_own_file();
+        snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+        if (system(cmd) != 0)
+                fprintf(stderr, "could not remove %s\n", base);
         TESTS_DONE();
 }
