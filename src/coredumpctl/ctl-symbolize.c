@@ -24,9 +24,10 @@
 #include "time-util.h"
 
 #if HAVE_LIBDW
-#include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+
+#include "dwfl-name.h"
 #endif
 
 #define FRAME_HEX_MAX 16U         /* digits of a 64-bit address or offset */
@@ -361,25 +362,6 @@ static void load_module(Symbolizer *s, SymModule *m) {
                 s->unreachable = m->error;
 }
 
-/* The function at addr: its DWARF name (innermost inlined one first), else the symbol table's
- * (as the worker names it). */
-static const char *function_name(Dwfl_Module *mod, Dwarf_Addr addr) {
-        Dwarf_Addr bias = 0;
-        Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias), *scopes = NULL;
-        const char *name = NULL;
-        int n;
-
-        if (cu && (n = dwarf_getscopes(cu, addr - bias, &scopes)) > 0) {
-                for (int i = 0; i < n && !name; i++) {
-                        int tag = dwarf_tag(&scopes[i]);
-                        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
-                                name = dwarf_diename(&scopes[i]);
-                }
-                free(scopes);
-        }
-        return name ?: dwfl_module_addrname(mod, addr);
-}
-
 static SymModule *module_named(Symbolizer *s, const char *base, size_t len) {
         for (size_t i = 0; i < s->n_mods; i++)
                 if (strlen(s->mods[i].base) == len && memcmp(s->mods[i].base, base, len) == 0)
@@ -399,7 +381,7 @@ static const char *frame_name(Symbolizer *s, const char *line, const SymFrame *f
         if (m->skipped)
                 return NULL;
         /* a caller's frame holds a return address: name the call before it, as the worker did */
-        name = function_name(m->mod, m->start + f->offset - (f->index > 0 && f->offset > 0 ? 1 : 0));
+        name = module_function_name(m->mod, m->start + f->offset - (f->index > 0 && f->offset > 0 ? 1 : 0));
         return name && name[0] && strlen(name) <= SYMBOLIZE_NAME_MAX ? name : NULL;
 }
 

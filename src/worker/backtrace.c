@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Stack traces, module list and package notes of the rebuilt core with libdwfl, systemd's text.
  * Worker (sandboxed): module files only as the manager's descriptors; no debuginfo lookups. */
-#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 
 #include "backtrace.h"
+#include "dwfl-name.h"
 #include "json.h"
 #include "macro.h"
 
@@ -65,25 +65,6 @@ static const Dwfl_Callbacks callbacks = {
         .find_debuginfo = find_debuginfo,
 };
 
-/* The function at pc: its DWARF name (innermost inlined one first) where there is debug info,
- * else the symbol table's. */
-static const char *function_name(Dwfl_Module *mod, Dwarf_Addr pc) {
-        Dwarf_Addr bias = 0;
-        Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias), *scopes = NULL;
-        const char *name = NULL;
-        int n;
-
-        if (cu && (n = dwarf_getscopes(cu, pc - bias, &scopes)) > 0) {
-                for (int i = 0; i < n && !name; i++) {
-                        int tag = dwarf_tag(&scopes[i]);
-                        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
-                                name = dwarf_diename(&scopes[i]);
-                }
-                free(scopes);
-        }
-        return name ?: dwfl_module_addrname(mod, pc);
-}
-
 static int frame_cb(Dwfl_Frame *frame, void *arg) {
         BtContext *c = arg;
         Dwarf_Addr pc, adjusted, start = 0;
@@ -98,7 +79,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg) {
         mod = dwfl_addrmodule(c->dwfl, adjusted);
         if (mod) {
                 module = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
-                fname = function_name(mod, adjusted);
+                fname = module_function_name(mod, adjusted);
         }
         fprintf(c->text, "#%-2u 0x%016" PRIx64 " %s (%s + 0x%" PRIx64 ")\n", c->n_frames, (uint64_t) pc, fname ?: "n/a",
                 module ? base_name(module) : "n/a", (uint64_t) (pc - start));

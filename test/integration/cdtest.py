@@ -103,6 +103,31 @@ def check(cond, msg):
         raise AssertionError(msg)
 
 
+def terminate(proc, timeout=10):
+    """SIGTERM, then SIGKILL after timeout seconds; reaped either way."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def fd_targets(pid, prefix):
+    """Where pid's descriptors point (readlink), those that start with prefix; descriptors closed
+    while looking are left out."""
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(prefix):
+            out.append(target)
+    return out
+
+
 def wait_until(predicate, timeout, what):
     """Polls predicate() every 50 ms until it returns something true, and returns that. After
     timeout seconds fails with "timed out after {timeout}s waiting for {what}"; what may be a
@@ -182,13 +207,7 @@ class Daemon:
                           f"{self.log_text()}")
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc)
         log = self.log_text()
         for report in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer"):
             check(report not in log, f"sanitizer report in the daemon log:\n{log}")

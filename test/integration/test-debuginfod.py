@@ -9,13 +9,12 @@ for the few seconds of a case; the test only ever connects to 127.0.0.1."""
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import urllib.error
 import urllib.request
 
-from cdtest import (Env, _restore, check, coredumpctl, crash, read_exports, run_cases, skip, wait_until)
+from cdtest import (Env, _restore, check, coredumpctl, crash, read_exports, run_cases, skip, terminate, wait_until)
 
 DEBUGINFOD = "/usr/bin/debuginfod"
 FUNCS = ["dbgi_crash_inner", "dbgi_crash_middle", "dbgi_crash_outer"]
@@ -98,13 +97,7 @@ class Debuginfod:
             return f.read()[-4000:]
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc)
 
 
 def crash_program(env, d, exe):

@@ -18,9 +18,8 @@ import subprocess
 import time
 import uuid
 
-from cdtest import (COREDUMPD, CRASHER, Env, Journal, check, decompress, elf_core_info, parse_export, read_exports,
-                    read_file, run_cases, skip, wait_until, _restore)
-
+from cdtest import (COREDUMPD, CRASHER, Env, Journal, check, decompress, elf_core_info, fd_targets, parse_export,
+                    read_exports, read_file, run_cases, skip, wait_until, _restore)
 
 
 USERNS_BASE, USERNS_SIZE = 100000, 65536
@@ -217,15 +216,7 @@ class Container:
 
 def memfds(d):
     """The memfds the daemon holds (each crash's record is one while its worker has it)."""
-    out = []
-    for fd in os.listdir(f"/proc/{d.proc.pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{d.proc.pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("/memfd:"):
-            out.append(target)
-    return out
+    return fd_targets(d.proc.pid, "/memfd:")
 
 
 def host_records(env, n, comm=b"crasher", timeout=60):

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from cdtest import BUILD, Env, check, crash, run_cases, test_user, wait_until
+from cdtest import BUILD, Env, check, crash, fd_targets, run_cases, test_user, wait_until
 
 PROBE = os.path.join(BUILD, "test", "sandbox-probe")
 MANAGER_CAPS = (1 << 19) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 6) | (1 << 8)
@@ -143,15 +143,7 @@ def ns_inode(pid, ns):
 
 
 def socket_inodes(pid):
-    out = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            link = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if link.startswith("socket:["):
-            out.add(link)
-    return out
+    return set(fd_targets(pid, "socket:["))
 
 
 def case_zygote():
