@@ -65,8 +65,13 @@ static int handle_delete(Manager *m, const char *name, uid_t uid) {
         r = may_delete(m->storage_fd, name, uid);
         if (r < 0)
                 return r;
-        if (unlinkat(m->storage_fd, name, 0) < 0)
-                return negative_errno();
+        /* a core leaves the store's estimate and its owner's total with it */
+        if (strncmp(name, "core.", 5) == 0)
+                r = store_unlink_core(m->storage_fd, name, &m->store_usage);
+        else
+                r = unlinkat(m->storage_fd, name, 0) < 0 ? negative_errno() : 0;
+        if (r < 0)
+                return r;
         log_info("Deleted %s at the request of uid %u", name, (unsigned) uid);
         return 0;
 }

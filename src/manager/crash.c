@@ -281,7 +281,7 @@ static int crash_open_output(Crash *c) {
                  * displace: a record only */
                 if (store_no_room(m->storage_fd, &m->config, c->info.ruid, crash_store_in_flight(m, c), c->record.len,
                                   MIN(m->config.external_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
-                                  &c->store_granted, c->why_buf, sizeof c->why_buf)) {
+                                  &m->store_usage, &c->store_granted, c->why_buf, sizeof c->why_buf)) {
                         c->store_granted = 0;
                         log_warning("Crash of PID %d (%s): %s", (int) c->info.pid, crash_comm(c), c->why_buf);
                         c->no_core_why = c->why_buf;

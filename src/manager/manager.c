@@ -94,6 +94,7 @@ static int apply_config(Manager *m) {
                 return log_error_errno(fd, "Cannot open the storage directory %s: %m", m->config.directory);
         safe_close(m->storage_fd);
         m->storage_fd = fd;
+        store_usage_reset(&m->store_usage); /* maybe another directory */
         return 0;
 }
 
@@ -363,6 +364,7 @@ Manager *manager_free(Manager *m) {
         if (m->socket_bound_here)
                 (void) unlink(m->socket_path);
         safe_close(m->storage_fd);
+        store_usage_reset(&m->store_usage);
         safe_close(m->worker_fd);
         sd_event_unref(m->event);
         free(m);

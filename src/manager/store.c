@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/acl.h>
 #include <sys/stat.h>
@@ -169,11 +170,71 @@ int store_write_record(int dirfd, const char *name, const Record *r, uid_t reade
         return link_fd(dirfd, fd, name);
 }
 
+static uint64_t sub_sat(uint64_t a, uint64_t b) {
+        return a > b ? a - b : 0;
+}
+
+void store_usage_reset(StoreUsage *u) {
+        free(u->owners);
+        *u = (StoreUsage) {};
+}
+
+void store_usage_forget(StoreUsage *u) {
+        u->known = u->owners_known = false;
+}
+
+static VacuumOwner *owner_of(StoreUsage *u, uid_t uid) {
+        for (size_t i = 0; i < u->n_owners; i++)
+                if (u->owners[i].uid == uid)
+                        return &u->owners[i];
+        return NULL;
+}
+
+/* A core of uid took bytes more: its owner's total follows (a new owner is appended). */
+static void owners_add(StoreUsage *u, uid_t uid, uint64_t bytes) {
+        VacuumOwner *o;
+
+        if (!u->owners_known)
+                return;
+        o = owner_of(u, uid);
+        if (o) {
+                o->bytes = o->bytes > UINT64_MAX - bytes ? UINT64_MAX : o->bytes + bytes;
+                return;
+        }
+        o = reallocarray(u->owners, u->n_owners + 1, sizeof *o);
+        if (!o) {
+                u->owners_known = false;
+                return;
+        }
+        u->owners = o;
+        u->owners[u->n_owners++] = (VacuumOwner) { .uid = uid, .bytes = bytes };
+}
+
+/* The stored core name (bytes on disk) went: its owner's total follows. A name that says no
+ * owner (the scan counts such a file by its inode's owner) or an owner the totals do not know
+ * (a file added by someone else since the scan) makes them unknown: the next crash scans. */
+static void owners_sub(StoreUsage *u, const char *name, uint64_t bytes) {
+        VacuumOwner *o;
+        uint64_t usec;
+        uid_t uid;
+
+        if (!u->owners_known)
+                return;
+        if (vacuum_parse_name(name, &uid, &usec) < 0 || !(o = owner_of(u, uid))) {
+                u->owners_known = false;
+                return;
+        }
+        o->bytes = sub_sat(o->bytes, bytes);
+}
+
 static void report_vacuumed(const char *name, uint64_t bytes, void *userdata) {
-        if (strncmp(name, "core.", 5) == 0)
+        StoreUsage *u = userdata;
+
+        if (strncmp(name, "core.", 5) == 0) {
+                owners_sub(u, name, bytes);
                 log_info("Vacuumed %s (%llu bytes) to keep MaxUse=/KeepFree=/MaxAgeSec=; its record stays", name,
                          (unsigned long long) bytes);
-        else
+        } else
                 log_info("Vacuumed %s (%llu bytes): records may take 1/%u of MaxUse= (at least %llu MiB), and none "
                          "older than MaxAgeSec=", name, (unsigned long long) bytes, VACUUM_RECORDS_SHARE,
                          (unsigned long long) (VACUUM_RECORDS_MIN >> 20));
@@ -225,16 +286,35 @@ typedef struct CoreRoom {
         uint64_t held;        /* stored cores uid may not displace */
 } CoreRoom;
 
-static uint64_t sub_sat(uint64_t a, uint64_t b) {
-        return a > b ? a - b : 0;
+/* What the stored cores a crash of uid may not displace take: from the owners' totals, scanned
+ * again when unknown or older than STORE_RESCAN_USEC. */
+static int store_held(int dirfd, uid_t uid, StoreUsage *u, uint64_t *ret) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (!u->owners_known || now - u->owners_scanned_usec >= STORE_RESCAN_USEC) {
+                VacuumOwner *o = NULL;
+                size_t n = 0;
+                int r = vacuum_owners(dirfd, &o, &n);
+
+                if (r < 0)
+                        return r;
+                free(u->owners);
+                u->owners = o;
+                u->n_owners = n;
+                u->owners_known = true;
+                u->owners_scanned_usec = now;
+        }
+        *ret = vacuum_held_of(u->owners, u->n_owners, uid);
+        return 0;
 }
 
-static bool core_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, CoreRoom *ret) {
+static bool core_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, StoreUsage *u,
+                      CoreRoom *ret) {
         VacuumLimits l = limits_of(c);
         uint64_t max_use, keep_free, avail, held = 0, record_room = (uint64_t) record_len + STORE_RECORD_SLACK;
 
         *ret = (CoreRoom) { .keep_free = UINT64_MAX };
-        if (!vacuum_effective_limits(dirfd, &l, &max_use, &keep_free, &avail) || vacuum_held(dirfd, uid, &held) < 0)
+        if (!vacuum_effective_limits(dirfd, &l, &max_use, &keep_free, &avail) || store_held(dirfd, uid, u, &held) < 0)
                 return false;
         /* the crash's record must still fit when the core has taken its room */
         keep_free = keep_free > UINT64_MAX - record_room ? UINT64_MAX : keep_free + record_room;
@@ -248,20 +328,20 @@ static bool core_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight,
 }
 
 uint64_t store_core_cap(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len,
-                        uint64_t *ret_keep_free, uint64_t *ret_held) {
+                        StoreUsage *u, uint64_t *ret_keep_free, uint64_t *ret_held) {
         CoreRoom cr;
 
-        (void) core_room(dirfd, c, uid, in_flight, record_len, &cr);
+        (void) core_room(dirfd, c, uid, in_flight, record_len, u, &cr);
         *ret_keep_free = cr.keep_free;
         *ret_held = cr.held;
         return cr.room;
 }
 
 bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, uint64_t raw_max,
-                   uint64_t *ret_room, char *why, size_t size) {
+                   StoreUsage *u, uint64_t *ret_room, char *why, size_t size) {
         CoreRoom cr;
 
-        (void) core_room(dirfd, c, uid, in_flight, record_len, &cr);
+        (void) core_room(dirfd, c, uid, in_flight, record_len, u, &cr);
         *ret_room = MIN(cr.room / STORE_GRANT_SHARE, store_core_bound(raw_max));
         if (*ret_room >= STORE_ROOM_MIN)
                 return false;
@@ -292,16 +372,19 @@ static bool vacuum_with(int dirfd, const Config *c, const VacuumLimits *l, const
                 if (!vacuum_over_limits(dirfd, l, u->bytes_cores, u->bytes_records))
                         return false;
         }
-        r = vacuum_run(dirfd, l, keep, report_vacuumed, NULL, &s);
+        r = vacuum_run(dirfd, l, keep, report_vacuumed, u, &s);
         if (r < 0) {
                 log_warning_errno(r, "Failed to vacuum the storage directory: %m");
-                u->known = false;
+                store_usage_forget(u);
                 return false;
         }
         report_refusals(&s, u);
-        *u = (StoreUsage) { .known = true, .bytes_cores = s.bytes_cores, .bytes_records = s.bytes_records,
-                            .scanned_usec = now,
-                            .said_unreachable = s.keep_free_unreachable, .said_stopped = s.stopped_at_keep };
+        u->known = true;
+        u->bytes_cores = s.bytes_cores;
+        u->bytes_records = s.bytes_records;
+        u->scanned_usec = now;
+        u->said_unreachable = s.keep_free_unreachable;
+        u->said_stopped = s.stopped_at_keep;
         return s.keep_deleted;
 }
 
@@ -312,6 +395,7 @@ int store_unlink_core(int dirfd, const char *name, StoreUsage *u) {
                 return negative_errno();
         if (u->known)
                 u->bytes_cores -= MIN(u->bytes_cores, (uint64_t) st.st_blocks * 512);
+        owners_sub(u, name, (uint64_t) st.st_blocks * 512);
         return 0;
 }
 
@@ -320,10 +404,13 @@ bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, 
         uint64_t usec;
 
         /* the core just stored: its crash's rule (the owner its name carries, as the manager made it) */
-        if (keep && vacuum_parse_name(keep, &l.crash_uid, &usec) >= 0)
+        if (keep && vacuum_parse_name(keep, &l.crash_uid, &usec) >= 0) {
                 l.for_crash = true;
-        else if (keep)
+                owners_add(u, l.crash_uid, added);
+        } else if (keep) {
                 l.for_crash = true, l.crash_uid = UID_INVALID; /* not a name we make: no user's files go */
+                u->owners_known = false;
+        }
         else /* the periodic vacuum: anyone may fill the disk, and records are written without a
               * vacuum after them (a user's may push the system's out by the owner-using-the-most rule) */
                 l.keep_free_off = l.records_users_first = true;

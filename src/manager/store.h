@@ -13,6 +13,7 @@
 #include "pidfd-util.h"
 #include "record.h"
 #include "uid-class.h"
+#include "vacuum.h"
 
 #define STORED_CORE_MODE 0640
 #define STORAGE_DIR_MODE 0755
@@ -67,7 +68,18 @@ typedef struct StoreUsage {
         uint64_t scanned_usec; /* CLOCK_MONOTONIC */
         bool said_unreachable; /* the log said KeepFree= cannot be restored by the vacuum */
         bool said_stopped;     /* the log said the vacuum stopped at the core just stored */
+        /* the stored cores' bytes by owner, unordered (what each crash may not displace is read
+         * from them): at their last scan, plus the cores stored and less those deleted here since */
+        VacuumOwner *owners;
+        size_t n_owners;
+        bool owners_known;
+        uint64_t owners_scanned_usec; /* CLOCK_MONOTONIC */
 } StoreUsage;
+
+/* Frees and forgets all that is known of the store (another directory, the daemon's end). */
+void store_usage_reset(StoreUsage *u);
+/* Forgets the sizes (the next crash scans the store again), not what the log said. */
+void store_usage_forget(StoreUsage *u);
 
 /* What the stored file fd takes on disk (as du counts it); bytes rounded up if fstat fails. */
 uint64_t store_allocated(int fd, uint64_t bytes);
@@ -89,7 +101,8 @@ uint64_t store_allocated(int fd, uint64_t bytes);
  * changed the store): a scan per crash costs a crash storm O(cores) each. True if keep itself was
  * deleted. */
 bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, StoreUsage *u);
-/* Deletes the stored core name (its crash went elsewhere) and takes it out of the estimate. */
+/* Deletes the stored core name (its crash went elsewhere, or a user asked) and takes it out of
+ * the estimate and its owner's total. */
 int store_unlink_core(int dirfd, const char *name, StoreUsage *u);
 /* Before a core of uid is written: the limits kept with only the files that crash may displace
  * (KeepFree= included: a disk filled by a user costs only that user's cores). */
@@ -119,9 +132,13 @@ uint64_t store_core_bound(uint64_t raw_max);
  * not displace (*ret_held); the file system's free space above KeepFree= and its record's room:
  * record_len, its base record's size, and STORE_RECORD_SLACK), and the free space the file
  * system must keep while it is written (KeepFree= and that room); 0 if the file system or the
- * store cannot be read. Scans the store (O(files)). */
+ * store cannot be read. The held bytes come from u's owner totals: the store is scanned only
+ * when they are unknown or older than STORE_RESCAN_USEC (a scan per crash cost a crash storm
+ * O(cores) each). Until then others' changes are not seen, as by the size estimate: root's
+ * deletions (coredumpctl delete/vacuum) leave the totals high (less room for users' crashes),
+ * cores root copies in leave them low. */
 uint64_t store_core_cap(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len,
-                        uint64_t *ret_keep_free, uint64_t *ret_held);
+                        StoreUsage *u, uint64_t *ret_keep_free, uint64_t *ret_held);
 /* A crash is granted 1/STORE_GRANT_SHARE of the room left (store_core_cap): its size is not known
  * before it is written, and the cores starting beside it, which may not count on its grant,
  * share the rest the same way (a storm of small cores is stored; cores started together never
@@ -131,4 +148,4 @@ uint64_t store_core_cap(int dirfd, const Config *c, uid_t uid, uint64_t in_fligh
  * why). The room granted to it in *ret_room: its share of store_core_cap, and no more than a core
  * of raw_max bytes (ExternalSizeMax=, RLIMIT_CORE) may take stored (store_core_bound). */
 bool store_no_room(int dirfd, const Config *c, uid_t uid, uint64_t in_flight, size_t record_len, uint64_t raw_max,
-                   uint64_t *ret_room, char *why, size_t size);
+                   StoreUsage *u, uint64_t *ret_room, char *why, size_t size);

@@ -547,7 +547,7 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
 
                 job.store_size_max = MIN(c->store_granted,
                                          store_core_cap(m->storage_fd, cfg, c->info.ruid, crash_store_in_flight(m, c),
-                                                        c->record.len, &job.keep_free, &held));
+                                                        c->record.len, &m->store_usage, &job.keep_free, &held));
                 c->store_granted = job.store_size_max;
                 /* a compressed core may be spooled: its task goes before the compression */
                 if (cfg->compress != COMPRESSION_NONE && spool_budget > m->spool_held)

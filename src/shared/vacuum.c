@@ -202,19 +202,78 @@ uint64_t vacuum_core_room(uint64_t max_use, uint64_t keep_free, uint64_t avail, 
         return MIN(by_use, by_free);
 }
 
-int vacuum_held(int dirfd, uid_t uid, uint64_t *ret) {
+static int cmp_uid(const void *a, const void *b) {
+        const VacuumFile *x = a, *y = b;
+        return x->uid < y->uid ? -1 : x->uid > y->uid;
+}
+
+static uint64_t add_saturated(uint64_t a, uint64_t b) {
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Adds the cores of f (sorted by owner) up by owner into o (room for n): how many owners. */
+static size_t sum_by_owner(const VacuumFile *f, size_t n, VacuumOwner *o) {
+        size_t n_owners = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (f[i].record)
+                        continue;
+                if (n_owners == 0 || o[n_owners - 1].uid != f[i].uid)
+                        o[n_owners++] = (VacuumOwner) { .uid = f[i].uid };
+                o[n_owners - 1].bytes = add_saturated(o[n_owners - 1].bytes, f[i].bytes);
+        }
+        return n_owners;
+}
+
+int vacuum_owners(int dirfd, VacuumOwner **ret, size_t *ret_n) {
         VacuumFile *f = NULL;
+        VacuumOwner *o, *shrunk;
         VacuumStats s;
-        uint64_t held = 0;
-        size_t n = 0;
+        size_t n = 0, n_owners;
         int r = scan(dirfd, &f, &n, &s);
 
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if (!f[i].record && !vacuum_may_displace(uid, f[i].uid))
-                        held += f[i].bytes;
+        if (r < 0)
+                return r;
+        *ret = NULL;
+        *ret_n = 0;
+        if (n == 0)
+                return 0;
+        /* sorted by owner, each owner's cores add up in one entry: O(files log files) */
+        qsort(f, n, sizeof *f, cmp_uid);
+        o = calloc(n, sizeof *o);
+        if (!o) {
+                free_files(f, n);
+                return -ENOMEM;
+        }
+        n_owners = sum_by_owner(f, n, o);
         free_files(f, n);
+        if (n_owners == 0) {
+                free(o);
+                return 0;
+        }
+        shrunk = reallocarray(o, n_owners, sizeof *o); /* kept while the daemon runs: no slack */
+        *ret = shrunk ?: o;
+        *ret_n = n_owners;
+        return 0;
+}
+
+uint64_t vacuum_held_of(const VacuumOwner *o, size_t n, uid_t uid) {
+        uint64_t held = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (!vacuum_may_displace(uid, o[i].uid))
+                        held = add_saturated(held, o[i].bytes);
+        return held;
+}
+
+int vacuum_held(int dirfd, uid_t uid, uint64_t *ret) {
+        VacuumOwner *o = NULL;
+        size_t n = 0;
+        int r = vacuum_owners(dirfd, &o, &n);
+
         if (r >= 0)
-                *ret = held;
+                *ret = vacuum_held_of(o, n, uid);
+        free(o);
         return r;
 }
 

@@ -67,7 +67,18 @@ bool vacuum_effective_limits(int dirfd, const VacuumLimits *l, uint64_t *max_use
  * (held; the others make room through the vacuum), and what the file system has above
  * KeepFree=. */
 uint64_t vacuum_core_room(uint64_t max_use, uint64_t keep_free, uint64_t avail, uint64_t in_flight, uint64_t held);
-/* What the stored cores a crash of uid may not displace take on disk (vacuum_may_displace). */
+/* The bytes on disk of one owner's stored cores. */
+typedef struct VacuumOwner {
+        uid_t uid;
+        uint64_t bytes;
+} VacuumOwner;
+/* The stored cores' bytes by owner (records not counted): *ret_n entries in *ret (malloc'd,
+ * ordered by uid; NULL and 0 for none). Scans the store (O(files log files)). */
+int vacuum_owners(int dirfd, VacuumOwner **ret, size_t *ret_n);
+/* Pure: of those, what a crash of uid may not displace (vacuum_may_displace). */
+uint64_t vacuum_held_of(const VacuumOwner *o, size_t n, uid_t uid);
+/* What the stored cores a crash of uid may not displace take on disk: vacuum_owners, then
+ * vacuum_held_of. */
 int vacuum_held(int dirfd, uid_t uid, uint64_t *ret);
 /* Whether cores using used bytes and records using records bytes, with the file system of dirfd
  * as it is, break the limits. */

@@ -407,8 +407,9 @@ static void test_run_keeps_root(void) {
         cleanup(path, dir);
 }
 
-/* A real scan: what a user's crash may not displace, and the post-store vacuum of a user's core
- * lighter than root's keeps root's. */
+/* A real scan: what a user's crash may not displace (the owners' totals it is read from: records
+ * not counted, one entry per owner), and the post-store vacuum of a user's core lighter than
+ * root's keeps root's. */
 static void test_run_held(void) {
         char path[] = "/var/tmp/test-vacuum.XXXXXX";
         const char *user = "core.x.1000." BOOT ".300.1796301478000000.zst";
@@ -416,9 +417,24 @@ static void test_run_held(void) {
                            .for_crash = true, .crash_uid = 1000 };
         uint64_t held;
         VacuumStats s;
-        int dir = make_store(path, 0); /* root's core: 2 blocks */
+        VacuumOwner *o = NULL;
+        size_t n = 0;
+        int dir = make_store(path, 2); /* root's core: 2 blocks; two records of root's */
 
         put(dir, user, 1);
+        put(dir, "core.x.1000." BOOT ".301.1796301479000000.zst", 3);
+        CHECK_EQ(vacuum_owners(dir, &o, &n), 0);
+        CHECK_EQ(n, 2);
+        CHECK_EQ(o[0].uid, 0);
+        CHECK_EQ(o[0].bytes, 2 * BLOCK);
+        CHECK_EQ(o[1].uid, 1000);
+        CHECK_EQ(o[1].bytes, 4 * BLOCK);
+        CHECK_EQ(vacuum_held_of(o, n, 1000), 2 * BLOCK);
+        CHECK_EQ(vacuum_held_of(o, n, 0), 0);
+        CHECK_EQ(vacuum_held_of(o, n, 1001), 6 * BLOCK);
+        CHECK_EQ(vacuum_held_of(o, n, 999), 2 * BLOCK); /* another system uid: root's, not the user's */
+        free(o);
+        CHECK_EQ(unlinkat(dir, "core.x.1000." BOOT ".301.1796301479000000.zst", 0), 0);
         CHECK_EQ(vacuum_held(dir, 1000, &held), 0);
         CHECK_EQ(held, 2 * BLOCK);
         CHECK_EQ(vacuum_held(dir, 0, &held), 0);
