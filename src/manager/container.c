@@ -72,12 +72,26 @@ static int outermost_ancestor_dir(void) {
         return cur;
 }
 
-int container_host_dir(void) {
+/* PID 1's /proc directory if its namespaces can be inspected. */
+static int pid1_dir(void) {
         _cleanup_close_ int fd = open("/proc/1", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct stat st;
 
-        if (fd >= 0 && fstatat(fd, "ns/mnt", &st, 0) >= 0 && fstatat(fd, "ns/pid", &st, 0) >= 0)
-                return TAKE_FD(fd);
+        if (fd < 0 || fstatat(fd, "ns/mnt", &st, 0) < 0 || fstatat(fd, "ns/pid", &st, 0) < 0)
+                return -EACCES;
+        return TAKE_FD(fd);
+}
+
+int container_host_dir(void) {
+        static int pid1 = -EBADF; /* kept once found: PID 1 lives as long as the system */
+        int fd;
+
+        if (pid1 < 0)
+                pid1 = pid1_dir();
+        if (pid1 >= 0) {
+                fd = fcntl(pid1, F_DUPFD_CLOEXEC, 3);
+                return fd < 0 ? negative_errno() : fd;
+        }
         /* A service manager's units may run in namespaces of their own (ours does): its PID 1 is
          * the only reference then, and one that cannot be inspected leaves the question open. */
         if (getenv("INVOCATION_ID"))

@@ -13,7 +13,9 @@
 /* The host's /proc directory to compare namespaces with: PID 1's. Where PID 1 cannot be
  * inspected: run by hand (not under a service manager), the manager's outermost inspectable
  * ancestor (the session it was started from); under one, -EACCES: its units may have
- * namespaces of their own, so nothing is labelled rather than everything. */
+ * namespaces of their own, so nothing is labelled rather than everything. PID 1's is opened
+ * once and kept (a new descriptor of it is returned each time); the ancestor is looked up for
+ * each call, PID 1 tried first. */
 int container_host_dir(void);
 /* A crash in a mount namespace other than the host's: the pinned /proc directory of the first
  * ancestor in another mount namespace than the process's (COREDUMP_CONTAINER_CMDLINE's, as
