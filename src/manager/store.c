@@ -410,8 +410,7 @@ bool store_vacuum(int dirfd, const Config *c, const char *keep, uint64_t added, 
         } else if (keep) {
                 l.for_crash = true, l.crash_uid = UID_INVALID; /* not a name we make: no user's files go */
                 u->owners_known = false;
-        }
-        else /* the periodic vacuum: anyone may fill the disk, and records are written without a
+        } else /* the periodic vacuum: anyone may fill the disk, and records are written without a
               * vacuum after them (a user's may push the system's out by the owner-using-the-most rule) */
                 l.keep_free_off = l.records_users_first = true;
         return vacuum_with(dirfd, c, &l, keep, added, 0, u);

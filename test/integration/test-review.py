@@ -12,8 +12,8 @@ import subprocess
 import tempfile
 import time
 
-from cdtest import (BUILD, CRASHER, Env, Journal, _restore, check, copy_crasher, crash, read_exports, record_of,
-                    run_cases, skip, wait_until)
+from cdtest import (BUILD, CRASHER, Env, Journal, _restore, check, copy_crasher, crash, fd_targets, read_exports,
+                    record_of, run_cases, skip, wait_until)
 
 HELPER = os.path.join(BUILD, "src", "coredump-pipe")
 
@@ -173,15 +173,7 @@ def case_container():
 def storage_fds(pid, store):
     """The descriptors of process pid that are files of the storage directory (an O_TMPFILE
     shows as "STORE/#INODE (deleted)")."""
-    out = []
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith(store + "/"):
-            out.append(target)
-    return out
+    return fd_targets(pid, store + "/")
 
 
 def case_size_limits():

@@ -13,21 +13,14 @@
 #include "tests.h"
 #include "vacuum.h"
 
-#define BLOCK UINT64_C(4096)
+#define BLOCK ((uint64_t) TEST_BLOCK)
 #define ROOT_CORE "core.x.0.0123456789abcdef0123456789abcdef.100.1796301477000000.zst"
 #define USER_CORE_1 "core.x.1000.0123456789abcdef0123456789abcdef.200.1796301478000000.zst"
 #define USER_CORE_2 "core.x.1000.0123456789abcdef0123456789abcdef.201.1796301479000000.zst"
 #define GIB (UINT64_C(1) << 30)
 
 static void put(int dir, const char *name, size_t blocks) {
-        static const char buf[BLOCK] = { 1 };
-        int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-        CHECK(fd >= 0);
-        for (size_t i = 0; i < blocks; i++)
-                CHECK_EQ(write(fd, buf, sizeof buf), (ssize_t) sizeof buf);
-        CHECK_EQ(fsync(fd), 0);
-        close(fd);
+        test_put_blocks(dir, name, blocks);
 }
 
 /* What a crash of uid may not displace, as the manager computes it from u. */

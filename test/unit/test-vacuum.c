@@ -12,19 +12,12 @@
 #include "vacuum-plan.h"
 #include "vacuum.h"
 
-#define BLOCK 4096
+#define BLOCK TEST_BLOCK
 #define BOOT "0123456789abcdef0123456789abcdef"
 #define T0 UINT64_C(1796301477000000)
 
 static void put(int dir, const char *name, size_t blocks) {
-        static const char buf[BLOCK] = { 1 };
-        int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-        CHECK(fd >= 0);
-        for (size_t i = 0; i < blocks; i++)
-                CHECK_EQ(write(fd, buf, sizeof buf), (ssize_t) sizeof buf);
-        CHECK_EQ(fsync(fd), 0);
-        close(fd);
+        test_put_blocks(dir, name, blocks);
 }
 
 static bool exists(int dir, const char *name) {

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "macro.h"
 
@@ -44,3 +46,17 @@ static unsigned tests_failed;
                         fprintf(stderr, "%u checks failed\n", tests_failed); \
                 return tests_failed ? 1 : 0;                          \
         } while (0)
+
+/* A file of blocks 4 KiB blocks (non-zero bytes, synced: its blocks are allocated) named name in
+ * dir, as a stored core or record of the vacuum's tests. */
+#define TEST_BLOCK 4096U
+static inline void test_put_blocks(int dir, const char *name, size_t blocks) {
+        static const char buf[TEST_BLOCK] = { 1 };
+        int fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        CHECK(fd >= 0);
+        for (size_t i = 0; i < blocks; i++)
+                CHECK_EQ(write(fd, buf, sizeof buf), (ssize_t) sizeof buf);
+        CHECK_EQ(fsync(fd), 0);
+        close(fd);
+}
