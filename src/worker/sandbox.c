@@ -69,9 +69,64 @@ static int make_undumpable(void) {
         return r == 0 ? 0 : -EPERM;
 }
 
+static int bind_journal_socket(void) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        if (stat(JOURNAL_SOCKET, &st) < 0 || !S_ISSOCK(st.st_mode))
+                return 0; /* no journald: the record beside the core is all there will be */
+        if (mkdir("run", 0755) < 0 || mkdir("run/systemd", 0755) < 0 || mkdir("run/systemd/journal", 0755) < 0)
+                return negative_errno();
+        fd = open("run/systemd/journal/socket", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return negative_errno();
+        if (mount(JOURNAL_SOCKET, "run/systemd/journal/socket", NULL, MS_BIND, NULL) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static int pivot_root_(const char *new_root, const char *put_old) {
+        return syscall(SYS_pivot_root, new_root, put_old) < 0 ? negative_errno() : 0;
+}
+
+/* A mount namespace of its own whose whole tree is a read-only tmpfs with the journal socket
+ * bound in; the old tree is detached. Made as the real root, before the user namespace: its
+ * files are root's (no user is mapped yet, and none needs to be), and the mount namespace belongs
+ * to the initial user namespace, so the worker's capabilities in its own (until it drops them)
+ * reach none of its mounts.
+ * Detaching the old tree is the slow part of the sandbox (every mount of the host goes), so it
+ * is done before READY, off the crashed task's clock. -EOPNOTSUPP where the kernel refuses a
+ * mount namespace (not root: a test run by a user). */
+static int enter_empty_root(void) {
+        int r;
+
+        if (unshare(CLONE_NEWNS) < 0)
+                return errno == EPERM || errno == EINVAL ? -EOPNOTSUPP : negative_errno();
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return negative_errno();
+        if (mount("tmpfs", EMPTY_ROOT_MOUNTPOINT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, EMPTY_ROOT_OPTIONS) < 0)
+                return negative_errno();
+        if (chdir(EMPTY_ROOT_MOUNTPOINT) < 0)
+                return negative_errno();
+        r = bind_journal_socket();
+        if (r < 0)
+                return r;
+        if (mkdir("oldroot", 0700) < 0)
+                return negative_errno();
+        r = pivot_root_(".", "oldroot");
+        if (r < 0)
+                return r;
+        if (umount2("/oldroot", MNT_DETACH) < 0 || rmdir("/oldroot") < 0)
+                return negative_errno();
+        if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                return negative_errno();
+        return chdir("/") < 0 ? negative_errno() : 0;
+}
+
 /* Namespaces made before the job (they do not depend on it), waiting for the user to map. */
 static struct {
         int state;  /* 0: not prepared; 1: made, helper waiting; -EOPNOTSUPP: refused by the kernel */
+        bool empty_root; /* enter_empty_root() done */
         pid_t helper;
         int pipe_fd; /* to the helper: the ids to map, or nothing (it exits) */
 } ns_prep = { .pipe_fd = -EBADF };
@@ -96,10 +151,11 @@ static _noreturn_ void id_map_helper(int fd) {
  * for its workers (sandbox_prepare(false): the worker says in READY that it has namespaces, and
  * the manager maps the job's ids before sending the job); a process without such a parent
  * (sandbox_prepare(true), or sandbox_enter() unprepared) forks a helper child that stays in the
- * parent namespace. Making the namespaces (a network namespace above all) is the slow part of
- * the sandbox and does not depend on the job, so it is done before the worker says READY; only
- * the mapping waits for the job's user. Returns 0, or -EOPNOTSUPP if the kernel refuses the
- * namespaces (sandbox_enter then goes on without), or another error. */
+ * parent namespace. Making the namespaces (a network namespace above all) and detaching the old
+ * file system tree are the slow part of the sandbox and do not depend on the job, so they are
+ * done before the worker says READY; only the mapping waits for the job's user. Returns 0, or
+ * -EOPNOTSUPP if the kernel refuses the namespaces (sandbox_enter then goes on without), or
+ * another error. */
 int sandbox_prepare(bool helper) {
         int p[2] = { -EBADF, -EBADF }, r;
         pid_t child = 0;
@@ -122,7 +178,19 @@ int sandbox_prepare(bool helper) {
                 }
                 p[0] = safe_close(p[0]);
         }
-        r = unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | (sandbox_landlock_scopes_sockets() ? 0 : CLONE_NEWNET)) < 0
+        /* the helper keeps the old tree: it writes the maps through /proc */
+        r = enter_empty_root();
+        if (r >= 0)
+                ns_prep.empty_root = true;
+        else if (r != -EOPNOTSUPP) {
+                safe_close(p[1]);
+                if (child > 0)
+                        (void) waitpid(child, NULL, 0);
+                return r;
+        }
+        /* no mount namespace of its own: the one above belongs to the real root, so nothing in
+         * it can be mounted or unmounted from the user namespace */
+        r = unshare(CLONE_NEWUSER | CLONE_NEWIPC | (sandbox_landlock_scopes_sockets() ? 0 : CLONE_NEWNET)) < 0
                     ? negative_errno() : 0;
         if (r < 0) {
                 safe_close(p[1]); /* the helper exits */
@@ -166,60 +234,6 @@ static int enter_namespaces(uid_t uid, gid_t gid) {
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return -EIO;
         return 0;
-}
-
-static int bind_journal_socket(void) {
-        _cleanup_close_ int fd = -EBADF;
-        struct stat st;
-
-        if (stat(JOURNAL_SOCKET, &st) < 0 || !S_ISSOCK(st.st_mode))
-                return 0; /* no journald: the record beside the core is all there will be */
-        if (mkdir("run", 0755) < 0 || mkdir("run/systemd", 0755) < 0 || mkdir("run/systemd/journal", 0755) < 0)
-                return negative_errno();
-        fd = open("run/systemd/journal/socket", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return negative_errno();
-        if (mount(JOURNAL_SOCKET, "run/systemd/journal/socket", NULL, MS_BIND, NULL) < 0)
-                return negative_errno();
-        return 0;
-}
-
-static int pivot_root_(const char *new_root, const char *put_old) {
-        return syscall(SYS_pivot_root, new_root, put_old) < 0 ? negative_errno() : 0;
-}
-
-/* The old file system tree is detached; what is left is a read-only tmpfs with the journal
- * socket bound in. */
-static int enter_empty_root(uid_t uid, gid_t gid) {
-        int r;
-
-        /* Files are created as the fs ids, and root is not mapped in here: use the target's. */
-        (void) setfsgid(gid);
-        (void) setfsuid(uid);
-        if ((gid_t) setfsgid((gid_t) -1) != gid || (uid_t) setfsuid((uid_t) -1) != uid)
-                return -EPERM;
-        r = make_undumpable();
-        if (r < 0)
-                return r;
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                return negative_errno();
-        if (mount("tmpfs", EMPTY_ROOT_MOUNTPOINT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, EMPTY_ROOT_OPTIONS) < 0)
-                return negative_errno();
-        if (chdir(EMPTY_ROOT_MOUNTPOINT) < 0)
-                return negative_errno();
-        r = bind_journal_socket();
-        if (r < 0)
-                return r;
-        if (mkdir("oldroot", 0700) < 0)
-                return negative_errno();
-        r = pivot_root_(".", "oldroot");
-        if (r < 0)
-                return r;
-        if (umount2("/oldroot", MNT_DETACH) < 0 || rmdir("/oldroot") < 0)
-                return negative_errno();
-        if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-                return negative_errno();
-        return chdir("/") < 0 ? negative_errno() : 0;
 }
 
 static int drop_bounding_set(void) {
@@ -327,13 +341,8 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
         e = close_all_fds_except(keep, p->n_keep_fds);
         if (e < 0)
                 return log_error_errno(e, "Failed to close stray fds: %m");
-        if (r >= 0) {
-                ret->namespaces = true;
-                r = enter_empty_root(p->uid, p->gid);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to set up the empty root: %m");
-                ret->empty_root = true;
-        } /* else: user namespaces are off here: the remaining steps still hold */
+        ret->namespaces = r >= 0; /* else: user namespaces are off here: the remaining steps still hold */
+        ret->empty_root = ns_prep.empty_root;
         r = drop_bounding_set();
         if (r < 0)
                 return log_error_errno(r, "Failed to drop the capability bounding set: %m");

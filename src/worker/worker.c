@@ -352,6 +352,8 @@ static int worker_main(void) {
         r = close_all_fds_except(keep, ELEMENTSOF(keep));
         if (r < 0)
                 return log_error_errno(r, "Failed to close stray fds: %m"), 3;
+        /* counted while /sys is still there (the zygote's workers inherit its count) */
+        sink_zstd_count_cpus();
         /* coredumpd maps the job's ids into them (READY_FLAG_USERNS): no helper process */
         r = sandbox_prepare(false);
         if (r < 0 && r != -EOPNOTSUPP)
