@@ -72,6 +72,25 @@ static int outermost_ancestor_dir(void) {
         return cur;
 }
 
+/* The outermost ancestor's directory, found once and kept while that process lives (a walk up
+ * the manager's ancestors per crash cost more than the rest of its /proc reads): its ancestors
+ * only ever go, and once it is gone (its namespaces read as missing) the walk is made again. A
+ * kept directory names that process only, never a later one with its PID. */
+static int outermost_ancestor_kept(void) {
+        static int kept = -EBADF;
+        struct stat st;
+        int fd;
+
+        if (kept >= 0 && fstatat(kept, "ns/mnt", &st, 0) < 0)
+                kept = safe_close(kept);
+        if (kept < 0)
+                kept = outermost_ancestor_dir();
+        if (kept < 0)
+                return kept;
+        fd = fcntl(kept, F_DUPFD_CLOEXEC, 3);
+        return fd < 0 ? negative_errno() : fd;
+}
+
 /* PID 1's /proc directory if its namespaces can be inspected. */
 static int pid1_dir(void) {
         _cleanup_close_ int fd = open("/proc/1", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -96,7 +115,7 @@ int container_host_dir(void) {
          * the only reference then, and one that cannot be inspected leaves the question open. */
         if (getenv("INVOCATION_ID"))
                 return -EACCES;
-        return outermost_ancestor_dir();
+        return outermost_ancestor_kept();
 }
 
 int container_leader(int dir, int host) {
