@@ -523,6 +523,7 @@ static int crash_start_streaming(Crash *c) {
         if (!c->forward || !c->storing)
                 c->conn_fd = safe_close(c->conn_fd);
         c->state = CRASH_STREAMING;
+        pool_replace_taken(c->manager); /* counted as waiting for a worker no more */
         return 0;
 }
 

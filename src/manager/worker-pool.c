@@ -452,12 +452,27 @@ void pool_fill(Manager *m) {
         }
 }
 
-Worker *pool_take_idle(Manager *m) {
+/* The idle worker that has waited longest (the list is newest first), or NULL. */
+static Worker *pool_oldest_idle(Manager *m) {
+        Worker *found = NULL;
+
         for (Worker *w = m->workers; w; w = w->workers_next)
                 if (w->state == WORKER_IDLE)
-                        return w;
-        pool_fill(m);
-        return NULL;
+                        found = w;
+        return found;
+}
+
+Worker *pool_take_idle(Manager *m) {
+        Worker *w = pool_oldest_idle(m);
+
+        if (!w)
+                pool_fill(m);
+        return w;
+}
+
+void pool_replace_taken(Manager *m) {
+        if (!pool_oldest_idle(m))
+                pool_fill(m);
 }
 
 /* The module table (paths, in descriptor order) in a sealed memfd. */
@@ -579,7 +594,6 @@ int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd
         w->crash = c;
         c->worker = w;
         worker_watchdog_start(w);
-        pool_fill(m); /* replace it ahead of the next crash */
         return 0;
 }
 

@@ -61,8 +61,12 @@ typedef struct Worker {
 int worker_exec(Manager *m, int sock, int log, bool zygote, pid_t *ret);
 /* Starts workers until the configured number of spares is idle or starting. */
 void pool_fill(Manager *m);
-/* An idle worker, or NULL (then one is being started). */
+/* An idle worker, the one that waited longest, or NULL (then one is being started). */
 Worker *pool_take_idle(Manager *m);
+/* After a worker took its crash (the crash no longer waits): a new spare at once if that was the
+ * last one; otherwise the pool is filled again when the worker exits, so that a worker being made
+ * does not take a CPU from the crash whose task is held. */
+void pool_replace_taken(Manager *m);
 /* Hands a crash to an idle worker: connection, output and record fds, and the user to become
  * (the crashing user for a plain user crash, so the journal entry is theirs; else ours).
  * -EAGAIN: that worker could not take it (killed); the crash may go to another. */

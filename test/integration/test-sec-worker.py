@@ -172,7 +172,8 @@ def case_suid_dumpable_one():
     exe = copy_crasher(env, "crasher")
     used = set()
     for i in range(RACE_ROUNDS):
-        worker = wait_until(lambda: [w for w in d.wait_idle_workers(1) if w not in used], 10, "a fresh idle worker")[0]
+        worker = wait_until(lambda: [w for w in d.wait_idle_workers(1) if w not in used], 10,
+                            lambda: f"a fresh idle worker (children {d.children()}):\n{d.log_text()[-4000:]}")[0]
         used.add(worker)
         check(os.readlink(f"/proc/{worker}/ns/user") == os.readlink("/proc/self/ns/user"),
               f"worker {worker} has a user namespace of its own: the wrapper did not take")
