@@ -146,10 +146,10 @@ class Coredumpd:
             print(f"warning: {len(left)} crashes not finished after {timeout} s", file=sys.stderr)
 
     def workers(self):
-        """The PIDs of the daemon's children but its zygote."""
+        """The PIDs of the daemon's children but its zygote and its spare collector."""
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.proc.pid)], capture_output=True,
                              text=True).stdout
-        return {int(line.split()[0]) for line in out.splitlines() if line.split()[1:] != ["coredump-zygote"]}
+        return {int(line.split()[0]) for line in out.splitlines() if line.split()[1:] not in (["coredump-zygote"], ["coredump-proc"])}
 
     def settle(self, before, timeout=5):
         """Until the workers of the crashes just done have exited and been reaped (their CPU time

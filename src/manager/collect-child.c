@@ -122,7 +122,6 @@ static int send_modules(int sock, const ModuleSet *set) {
 }
 
 static int collect_modules(const CollectInput *in, CollectShared *sh, const Record *maps_field) {
-        const CrashMeta *m = in->meta;
         RecordField maps, mountinfo, status, rootf;
         _cleanup_free_ char *root_path = NULL;
         _cleanup_close_ int root = -EBADF;
@@ -133,9 +132,9 @@ static int collect_modules(const CollectInput *in, CollectShared *sh, const Reco
         int r;
 
         if (!record_find(maps_field->buf, maps_field->len, "COREDUMP_PROC_MAPS", &maps) ||
-            !record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_STATUS", &status))
+            !record_find(in->request, in->request_len, "COREDUMP_PROC_STATUS", &status))
                 return 0;
-        if (!record_find(m->fields.buf, m->fields.len, "COREDUMP_PROC_MOUNTINFO", &mountinfo))
+        if (!record_find(in->request, in->request_len, "COREDUMP_PROC_MOUNTINFO", &mountinfo))
                 mountinfo = (RecordField) { .value = (const uint8_t *) "" };
         set_step(sh, COLLECT_CREDENTIALS);
         st = strndup((const char *) status.value, status.value_len);
@@ -155,14 +154,14 @@ static int collect_modules(const CollectInput *in, CollectShared *sh, const Reco
                 return r;
         /* maps names a chroot's files by their path from the host's root: beneath the task's
          * root they are the rest of it (not so beneath the host's, for EnterNamespace=no) */
-        if (in->files_root < 0 && record_find(m->fields.buf, m->fields.len, "COREDUMP_ROOT", &rootf) &&
+        if (in->files_root < 0 && record_find(in->request, in->request_len, "COREDUMP_ROOT", &rootf) &&
             !(root_path = strndup((const char *) rootf.value, rootf.value_len)))
                 return -ENOMEM;
         set_step(sh, COLLECT_MODULES);
         (void) modules_open(&(ModulesSource) {
                                     .root = root,
                                     .root_path = root_path,
-                                    .exe = m->exe,
+                                    .exe = in->exe,
                                     .maps = (const char *) maps.value,
                                     .maps_len = maps.value_len,
                                     .mountinfo = (const char *) mountinfo.value,
@@ -180,13 +179,16 @@ static int collect_modules(const CollectInput *in, CollectShared *sh, const Reco
         return send_modules(in->sock, set);
 }
 
-/* Nothing of the manager's but the descriptors this job needs; default signal handling, and
- * gone with the manager. */
-static int child_setup(const CollectInput *in) {
-        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, in->procdir, in->leader_dir, in->files_root, in->sock };
+#define COLLECT_COMM "coredump-proc" /* ps, pgrep: not to be taken for coredumpd */
+
+/* Nothing of the manager's but its socket and stdio; default signal handling, and gone with the
+ * manager. Done when the spare is forked, before any crash. */
+static int spare_setup(int sock, pid_t parent) {
+        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, sock };
         sigset_t all;
 
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != in->parent)
+        (void) prctl(PR_SET_NAME, COLLECT_COMM, 0, 0, 0);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
                 return -ESRCH;
         sigfillset(&all);
         for (int sig = 1; sig < NSIG; sig++)
@@ -195,23 +197,81 @@ static int child_setup(const CollectInput *in) {
         return close_all_fds_except(keep, ELEMENTSOF(keep));
 }
 
-_noreturn_ void collect_child_main(const CollectInput *in, CollectShared *sh) {
-        Record maps = {};
-        int r = child_setup(in);
+/* COLLECT_GO and its descriptors into in; -ECONNRESET at EOF, -EBADMSG for anything else. */
+static int wait_go(int sock, const CollectShared *sh, CollectInput *in) {
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * COLLECT_GO_FDS_MAX)];
+        } control;
+        CollectGo go;
+        struct iovec iov = { .iov_base = &go, .iov_len = sizeof go };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                             .msg_controllen = sizeof control.buf };
+        int fds[COLLECT_GO_FDS_MAX];
+        size_t n = 0, want;
+        ssize_t k;
 
-        if (r >= 0) {
-                set_step(sh, COLLECT_CMDLINE);
-                publish_file(sh, in->procdir, "cmdline", "COREDUMP_CMDLINE", CMDLINE_MAX, ' ', NULL);
-                set_step(sh, COLLECT_ENVIRON);
-                publish_file(sh, in->procdir, "environ", "COREDUMP_ENVIRON", ENVIRON_MAX, '\n', NULL);
-                if (in->leader_dir >= 0) {
-                        set_step(sh, COLLECT_LEADER_CMDLINE);
-                        publish_file(sh, in->leader_dir, "cmdline", "COREDUMP_CONTAINER_CMDLINE", CMDLINE_MAX, ' ',
-                                     NULL);
+        do
+                k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+        while (k < 0 && errno == EINTR);
+        if (k == 0)
+                return -ECONNRESET;
+        if (k < 0)
+                return negative_errno();
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+                        n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                        memcpy(fds, CMSG_DATA(cm), sizeof(int) * MIN(n, (size_t) COLLECT_GO_FDS_MAX));
                 }
-                set_step(sh, COLLECT_MAPS);
-                publish_file(sh, in->procdir, "maps", "COREDUMP_PROC_MAPS", PROC_FILE_MAX, 0, &maps);
-                r = collect_modules(in, sh, &maps);
+        want = 1 + !!(go.flags & COLLECT_GO_LEADER) + !!(go.flags & COLLECT_GO_FILES_ROOT);
+        if (k != (ssize_t) sizeof go || (mh.msg_flags & MSG_CTRUNC) || go.magic != COLLECT_GO_MAGIC ||
+            (go.flags & ~(COLLECT_GO_LEADER | COLLECT_GO_FILES_ROOT)) || n != want ||
+            sh->request_len > sizeof sh->request)
+                return -EBADMSG;
+        *in = (CollectInput) {
+                .procdir = fds[0],
+                .leader_dir = (go.flags & COLLECT_GO_LEADER) ? fds[1] : -EBADF,
+                .files_root = (go.flags & COLLECT_GO_FILES_ROOT) ? fds[n - 1] : -EBADF,
+                .sock = sock,
+                .exe = sh->exe,
+                .request = sh->request,
+                .request_len = sh->request_len,
+        };
+        return 0;
+}
+
+static int collect(const CollectInput *in, CollectShared *sh) {
+        Record maps = {};
+        int r;
+
+        set_step(sh, COLLECT_CMDLINE);
+        publish_file(sh, in->procdir, "cmdline", "COREDUMP_CMDLINE", CMDLINE_MAX, ' ', NULL);
+        set_step(sh, COLLECT_ENVIRON);
+        publish_file(sh, in->procdir, "environ", "COREDUMP_ENVIRON", ENVIRON_MAX, '\n', NULL);
+        if (in->leader_dir >= 0) {
+                set_step(sh, COLLECT_LEADER_CMDLINE);
+                publish_file(sh, in->leader_dir, "cmdline", "COREDUMP_CONTAINER_CMDLINE", CMDLINE_MAX, ' ', NULL);
+        }
+        set_step(sh, COLLECT_MAPS);
+        publish_file(sh, in->procdir, "maps", "COREDUMP_PROC_MAPS", PROC_FILE_MAX, 0, &maps);
+        r = collect_modules(in, sh, &maps);
+        record_free(&maps);
+        return r;
+}
+
+_noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent) {
+        CollectInput in;
+        int r = spare_setup(sock, parent);
+
+        if (r >= 0)
+                r = wait_go(sock, sh, &in);
+        if (r == -ECONNRESET)
+                _exit(0); /* let go without a crash */
+        if (r >= 0) {
+                /* what the manager wrote before it sent GO is there now */
+                __atomic_thread_fence(__ATOMIC_ACQUIRE);
+                sh->exe[sizeof sh->exe - 1] = 0;
+                r = collect(&in, sh);
         }
         sh->error = r < 0 ? r : 0;
         if (r >= 0) /* otherwise the step stays where it stopped, for the record */

@@ -31,6 +31,8 @@ static void collector_free(Collector *col) {
                 (void) munmap(col->shared, sizeof *col->shared);
         if (col->stalled)
                 m->n_collectors_stalled--;
+        if (m->collector_spare == col)
+                m->collector_spare = NULL;
         LIST_REMOVE(collectors, m->collectors, col);
         free(col);
 }
@@ -114,21 +116,115 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
         return 0;
 }
 
-static int collector_spawn(Collector *col, const CollectInput *in) {
-        pid_t pid = fork();
+static void kill_child(Collector *col);
 
-        if (pid < 0)
-                return negative_errno();
-        if (pid == 0)
-                collect_child_main(in, col->shared);
-        col->pid = pid;
-        col->pidfd = pidfd_open_pid(pid);
-        if (col->pidfd < 0) {
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
-                return col->pidfd;
+/* A new spare: its shared memory, its socket, the fork. */
+static int collector_spawn(Manager *m, Collector **ret) {
+        _cleanup_close_ int child_sock = -EBADF;
+        Collector *col = calloc(1, sizeof *col);
+        int sv[2], r;
+        pid_t pid, self;
+
+        if (!col)
+                return -ENOMEM;
+        *col = (Collector) { .manager = m, .pidfd = -EBADF, .sock = -EBADF };
+        LIST_PREPEND(collectors, m->collectors, col);
+        col->shared = mmap(NULL, sizeof *col->shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (col->shared == MAP_FAILED) {
+                col->shared = NULL;
+                collector_free(col);
+                return -ENOMEM;
         }
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                r = negative_errno();
+                collector_free(col);
+                return r;
+        }
+        col->sock = sv[0];
+        child_sock = sv[1];
+        self = getpid();
+        pid = fork();
+        if (pid == 0)
+                collect_spare_main(child_sock, col->shared, self);
+        col->pid = pid;
+        /* not reaped before we watch it: the pid still names our child */
+        col->pidfd = pid < 0 ? negative_errno() : pidfd_open_pid(pid);
+        r = col->pidfd < 0 ? col->pidfd : sd_event_add_child_pidfd(m->event, &col->child_source, col->pidfd, WEXITED,
+                                                                    on_child_exit, col);
+        if (r < 0) {
+                if (pid > 0) {
+                        (void) kill(pid, SIGKILL);
+                        (void) waitpid(pid, NULL, 0);
+                }
+                collector_free(col);
+                return r;
+        }
+        *ret = col;
         return 0;
+}
+
+void collector_prefork(Manager *m) {
+        Collector *col;
+        int r;
+
+        if (m->collector_spare || m->stopping)
+                return;
+        r = collector_spawn(m, &col);
+        if (r < 0)
+                log_debug_errno(r, "No spare collector for now (one is forked with the next crash): %m");
+        else
+                m->collector_spare = col;
+}
+
+/* The spare's input in its shared memory (before GO: the child reads it after). */
+static int collector_request(Collector *col, const CrashMeta *meta) {
+        static const char *const names[] = COLLECT_REQUEST_FIELDS;
+        _cleanup_(record_free) Record req = {};
+        RecordField f;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (record_find(meta->fields.buf, meta->fields.len, names[i], &f) &&
+                    record_add(&req, names[i], f.value, f.value_len, 0) < 0)
+                        return -ENOMEM;
+        if (req.len > sizeof col->shared->request)
+                return -E2BIG;
+        memcpy(col->shared->request, req.buf, req.len);
+        col->shared->request_len = (uint32_t) req.len;
+        snprintf(col->shared->exe, sizeof col->shared->exe, "%s", meta->exe);
+        return 0;
+}
+
+static int collector_go(Collector *col, const Crash *c) {
+        CollectGo go = { .magic = COLLECT_GO_MAGIC };
+        int fds[COLLECT_GO_FDS_MAX] = { c->proc_dir };
+        size_t n = 1;
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * COLLECT_GO_FDS_MAX)];
+        } control = {};
+        struct iovec iov = { .iov_base = &go, .iov_len = sizeof go };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf };
+        struct cmsghdr *cm;
+        int r = collector_request(col, &c->meta);
+
+        if (r < 0)
+                return r;
+        if (c->leader_dir >= 0) {
+                go.flags |= COLLECT_GO_LEADER;
+                fds[n++] = c->leader_dir;
+        }
+        if (c->files_root >= 0) {
+                go.flags |= COLLECT_GO_FILES_ROOT;
+                fds[n++] = c->files_root;
+        }
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+        cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+        memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        return sendmsg(col->sock, &mh, MSG_NOSIGNAL) < 0 ? negative_errno() : 0;
 }
 
 /* Whether the uid's crashes get a collector now; why says why not. */
@@ -149,40 +245,41 @@ static bool collector_allowed(Manager *m, uid_t uid, char *why, size_t size) {
 
 int collector_start(Crash *c, char *why, size_t size) {
         Manager *m = c->manager;
-        Collector *col;
-        int sv[2], r;
+        Collector *col = m->collector_spare;
+        int r = 0;
 
         assert(!c->collector && c->proc_dir >= 0);
         if (!collector_allowed(m, c->info.ruid, why, size))
                 return 0;
-        col = calloc(1, sizeof *col);
-        if (!col)
-                return -ENOMEM;
-        *col = (Collector) { .manager = m, .crash = c, .pid = 0, .pidfd = -EBADF, .sock = -EBADF, .uid = c->info.ruid };
-        LIST_PREPEND(collectors, m->collectors, col);
-        col->shared = mmap(NULL, sizeof *col->shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (col->shared == MAP_FAILED) {
-                col->shared = NULL;
-                r = negative_errno();
-        } else
-                r = socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ? negative_errno() : 0;
-        if (r >= 0) {
-                col->sock = sv[0];
-                r = collector_spawn(col, &(CollectInput) { .procdir = c->proc_dir, .leader_dir = c->leader_dir,
-                                                           .files_root = c->files_root,
-                                                           .sock = sv[1], .parent = getpid(), .meta = &c->meta });
-                safe_close(sv[1]);
+        /* the spare forked ahead (replaced when a crash ends); else, or if it is gone, one now */
+        m->collector_spare = NULL;
+        if (col) {
+                col->crash = c;
+                r = collector_go(col, c);
+                if (r < 0) {
+                        log_debug_errno(r, "The spare collector %d did not take its crash, forking another: %m",
+                                        (int) col->pid);
+                        col->crash = NULL;
+                        kill_child(col); /* reaped and freed by on_child_exit */
+                        col = NULL;
+                }
+        }
+        if (!col) {
+                r = collector_spawn(m, &col);
+                if (r >= 0) {
+                        col->crash = c;
+                        r = collector_go(col, c);
+                }
         }
         if (r >= 0)
-                r = sd_event_add_io(m->event, &col->io_source, col->sock, EPOLLIN, on_io, col);
+                col->uid = c->info.ruid;
         if (r >= 0)
-                r = sd_event_add_child_pidfd(m->event, &col->child_source, col->pidfd, WEXITED, on_child_exit, col);
+                r = sd_event_add_io(m->event, &col->io_source, col->sock, EPOLLIN, on_io, col);
         if (r < 0) {
-                if (col->pidfd >= 0) {
-                        (void) pidfd_send_sig(col->pidfd, SIGKILL);
-                        (void) waitid((idtype_t) P_PIDFD, (id_t) col->pidfd, &(siginfo_t) {}, WEXITED);
+                if (col) {
+                        col->crash = NULL;
+                        kill_child(col); /* reaped and freed by on_child_exit */
                 }
-                collector_free(col);
                 snprintf(why, size, "not read: the collector could not be started (%s)", strerror(-r));
                 return r;
         }

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Interface of the per-crash collector: a forked child of coredumpd that does the reads that can
- * block on a user's file system, so that the event loop never does. Manager (root). */
+/* Interface of the per-crash collector: a child of coredumpd, forked ahead of the crash, that does
+ * the reads that can block on a user's file system, so that the event loop never does. Manager
+ * (root). */
 #pragma once
 
 /* What a crashed process's owner controls can block a reader without end: its command line and
  * environment are read from its memory, its memory map under its address space's lock, which
  * a process sharing that address space may hold while it waits in a fault on a FUSE file whose
  * server never answers (a request the server has read is waited for even through SIGKILL), and
- * its mapped files may be on such a file system too. So these reads happen in a child forked
- * for the crash (collect-child.c), with a deadline. Everything else the manager reads of the
+ * its mapped files may be on such a file system too. So these reads happen in a child of its
+ * own per crash (collect-child.c), with a deadline: forked ahead of the crash as a spare that
+ * keeps nothing of the manager's but its socket, and given the crash's directories with GO. Everything else the manager reads of the
  * process comes from the kernel alone and stays on the event loop (meta.c).
  *
  * The child reports through memory shared with the manager: each record field once complete,
@@ -39,6 +41,9 @@ typedef struct Manager Manager;
 #define COLLECTORS_STALLED_MAX 64U /* all uids; past it only root's crashes get a collector */
 /* room for the fields the child reads (their caps in meta.h) and their framing */
 #define COLLECT_RECORD_MAX (2 * CMDLINE_MAX + ENVIRON_MAX + PROC_FILE_MAX + 4096U)
+/* what the child is given of the manager's reads: status, mountinfo (PROC_FILE_MAX each), the root */
+#define COLLECT_REQUEST_FIELDS { "COREDUMP_PROC_STATUS", "COREDUMP_PROC_MOUNTINFO", "COREDUMP_ROOT" }
+#define COLLECT_REQUEST_MAX (2 * PROC_FILE_MAX + PATH_MAX + 4096U)
 
 typedef enum CollectStep {
         COLLECT_STARTING,
@@ -66,7 +71,22 @@ typedef struct CollectShared {
         char current[MODULE_PATH_MAX]; /* the file being opened in COLLECT_MODULES */
         ModuleEntry entries[MODULES_MAX];
         uint8_t record[COLLECT_RECORD_MAX];
+        /* written by the manager before COLLECT_GO, read by the child after it */
+        char exe[PATH_MAX];
+        uint32_t request_len;
+        uint8_t request[COLLECT_REQUEST_MAX]; /* COLLECT_REQUEST_FIELDS, in record format */
 } CollectShared;
+
+/* The manager's word to a spare: go, with the crash's directories as SCM_RIGHTS (the crashed
+ * process's /proc directory, then its container leader's and the files' root if flags say so). */
+#define COLLECT_GO_MAGIC UINT32_C(0x434f4c47) /* "COLG" */
+#define COLLECT_GO_LEADER 1U
+#define COLLECT_GO_FILES_ROOT 2U
+#define COLLECT_GO_FDS_MAX 3
+typedef struct CollectGo {
+        uint32_t magic;
+        uint32_t flags;
+} CollectGo;
 
 typedef struct Collector {
         Manager *manager;
@@ -94,6 +114,9 @@ int collector_start(Crash *c, char *why, size_t size);
 void collector_harvest(Crash *c, char *why, size_t size);
 /* Frees every collector (the manager exits; children still stuck are left to exit). */
 void collector_free_all(Manager *m);
+/* Forks the spare collector if there is none, ahead of the next crash (a fork while a task is
+ * held was most of its collection's time): called when a crash ends and at the start. */
+void collector_prefork(Manager *m);
 
 /* The child's side (collect-child.c). */
 typedef struct CollectInput {
@@ -101,9 +124,12 @@ typedef struct CollectInput {
         int leader_dir; /* its container leader's, or -EBADF */
         int files_root; /* where its mapped files are opened, if not beneath its root (or -EBADF) */
         int sock;
-        pid_t parent;   /* the manager (the child exits if it is gone already) */
-        const CrashMeta *meta;
+        const char *exe;          /* its executable, as the manager read it */
+        const uint8_t *request;   /* COLLECT_REQUEST_FIELDS the manager read, in record format */
+        size_t request_len;
 } CollectInput;
-_noreturn_ void collect_child_main(const CollectInput *in, CollectShared *sh);
+/* A spare, forked ahead of any crash: keeps nothing of the manager's but sock and stdio, waits on
+ * sock for COLLECT_GO (exits at EOF: the manager let it go), then collects that one crash. */
+_noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent);
 /* Pure: what the child was doing at step, for the record ("reading its environment"). */
 const char *collect_step_to_string(CollectStep step);

@@ -62,6 +62,7 @@ void crash_free(Crash *c) {
         m->n_crashes--;
         free(c);
         manager_update_accepting(m);
+        collector_prefork(m); /* the next crash's, now that this one is done */
 }
 
 /* A verified crash whose worker never got to the record: the manager keeps what it knows. */

@@ -328,6 +328,7 @@ int manager_run(Manager *m) {
                         return log_error_errno(r, "Failed to watch signal %d: %m", sigs[i]);
         }
         pool_fill(m);
+        collector_prefork(m);
         r = sd_event_add_time_relative(m->event, &m->vacuum_timer, CLOCK_MONOTONIC, VACUUM_PERIOD_USEC, 0,
                                        on_vacuum_timer, m);
         if (r < 0)

@@ -80,6 +80,7 @@ typedef struct Manager {
         sd_event_source *watchdog_timer; /* worker-watchdog.c: on while a worker is watched */
 
         Collector *collectors;         /* every collector child not reaped yet */
+        Collector *collector_spare;    /* of those, the one forked ahead for the next crash */
         unsigned n_collectors_stalled; /* of those, the ones past their deadline */
         Crash *crashes; /* newest first */
         unsigned n_crashes;

@@ -159,9 +159,11 @@ class Daemon:
             return f.read()
 
     def children(self):
-        """The daemon's workers: its children but the zygote that forks them."""
+        """The daemon's workers: its children but the zygote that forks them and the spare
+        collector (coredump-proc)."""
         out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.proc.pid)], capture_output=True, text=True).stdout
-        return [int(line.split()[0]) for line in out.splitlines() if line.split()[1:] != ["coredump-zygote"]]
+        return [int(line.split()[0]) for line in out.splitlines()
+                if line.split()[1:] not in (["coredump-zygote"], ["coredump-proc"])]
 
     def zygote(self):
         """The zygote's PID, or None."""

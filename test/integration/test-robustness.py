@@ -15,7 +15,7 @@ import time
 
 import cdtest
 from cdtest import (COREDUMPD, CORE_PATTERN, CRASHER, Env, check, crash, decompress, elf_core_info, run_cases, start_crash,
-                    fill, read_exports, slow_crash_in_flight, wait_until, write_file, xattrs, read_file)
+                    fill, read_exports, record_of, slow_crash_in_flight, wait_until, write_file, xattrs, read_file)
 
 ET_CORE = 4
 
@@ -230,6 +230,62 @@ def case_worker_replaced():
     comms = {read_file(f"/proc/{w}/comm") for w in d.children()}
     check(comms == {"coredump-worker"}, f"the workers are named {comms}")
     check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def spare_collectors(d):
+    """coredumpd's children named coredump-proc: the collector forked ahead of the next crash."""
+    out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(d.proc.pid)], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if line.split()[1:] == ["coredump-proc"]]
+
+
+def python_crash(marker):
+    """python3 killed by SIGSEGV with marker in its command line and environment: its PID."""
+    p = subprocess.Popen([sys.executable, "-c", "import os; os.kill(os.getpid(), 11)", marker],
+                         env=dict(os.environ, CDS_SPARE_MARKER=marker))
+    check(p.wait(60) == -signal.SIGSEGV, f"python3 ended with {p.returncode}")
+    return p.pid
+
+
+def case_collector_spare():
+    """What may block on a crashed process (its command line, environment, memory map, mapped
+    files) is read by a collector forked ahead of the crash: one coredump-proc child of coredumpd
+    that holds nothing but its socket, used for one crash, and forked anew once that crash is done.
+    A spare that is killed is replaced by a fork at the next crash, which is read whole all the
+    same. A real program (python3, dozens of mapped files) each time."""
+    env = Env()
+    d = env.start()
+    first = wait_until(lambda: spare_collectors(d), 10, lambda: f"a spare collector:\n{d.log_text()}")
+    check(len(first) == 1, f"one spare collector expected: {first}")
+    held = {fd: os.readlink(f"/proc/{first[0]}/fd/{fd}") for fd in os.listdir(f"/proc/{first[0]}/fd")}
+    beyond = [t for fd, t in held.items() if int(fd) > 2]
+    check(len(beyond) == 1 and beyond[0].startswith("socket:"), f"the spare holds more than stdio and its socket: {held}")
+
+    def whole(pid, marker):
+        rec = record_of(env, pid, d)
+        check(marker.encode() in rec.get("COREDUMP_CMDLINE", b""), f"no command line: {rec.get('COREDUMP_CMDLINE')}")
+        check(f"CDS_SPARE_MARKER={marker}".encode() in rec.get("COREDUMP_ENVIRON", b""), "no environment")
+        check("COREDUMP_PROC_INCOMPLETE" not in rec, f"incomplete: {rec.get('COREDUMP_PROC_INCOMPLETE')}")
+        msg = rec.get("MESSAGE", b"")
+        check(b"libc.so.6" in msg and b"build-id" in msg, f"no modules from the mapped files: {msg[:800]!r}")
+
+    pid = python_crash("first")
+    whole(pid, "first")
+    second = wait_until(lambda: [p for p in spare_collectors(d) if p not in first], 10,
+                        lambda: f"a new spare after the crash (had {first}):\n{d.log_text()}")
+    check(first[0] not in spare_collectors(d), "the used collector is still there")
+    os.kill(second[0], signal.SIGKILL)
+    pid = python_crash("after-kill")
+    whole(pid, "after-kill")
+    check(d.proc.poll() is None, "the daemon went with its spare")
+    last = wait_until(lambda: spare_collectors(d), 10, lambda: f"a spare after the second crash:\n{d.log_text()}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+    def gone(pid):
+        try:
+            return read_file(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
+    wait_until(lambda: all(gone(p) for p in last), 10, lambda: f"the spare {last} outlived the daemon")
 
 
 def case_graceful_stop():
