@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run  # noqa: E402  (bench/run.py: the daemon as the benchmark runs it)
 from run import cdtest  # noqa: E402
 
-COMMS = ("coredumpd", "coredump-worker", "coredump-zygote", "stormer")
+COMMS = ("coredumpd", "coredump-proc", "coredump-worker", "coredump-zygote", "stormer")
 TOP_FUNCTIONS = 25   # lines of each process's report
 PERCENT_MIN = 2.0    # functions below this share of the process's samples are left out
 # entry frames every sample passes through: they say nothing
