@@ -23,6 +23,8 @@
 
 static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *error);
 static void crash_commit(Crash *c, const CoreFacts *facts);
+static void crash_worker_recorded(Crash *c, int error);
+static void crash_worker_lost(Crash *c, const char *why);
 static int crash_forward(Crash *c, CoreFacts *facts);
 
 /* comm for the daemon's own log lines: the process chose it, so no control character gets through */
@@ -36,10 +38,8 @@ void crash_free(Crash *c) {
         if (!c)
                 return;
         m = c->manager;
-        if (c->worker) {
-                c->worker->crash = NULL;
-                worker_kill(c->worker, "its crash was abandoned");
-        }
+        if (c->worker)
+                worker_kill(c->worker, "its crash was abandoned"); /* detached: it tells us nothing */
         if (c->collector)
                 collector_harvest(c, c->incomplete, sizeof c->incomplete); /* lets it go */
         forward_stop(c->forwarder);
@@ -501,8 +501,52 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         return 0;
 }
 
+/* The worker's job: the user it becomes (the crashing user for a plain user's crash, so that the
+ * journal entry is theirs; else ours), the limits, and the room its file may take. */
+static void crash_job(Crash *c, int record_fd, WorkerJob *job) {
+        Manager *m = c->manager;
+        const Config *cfg = &m->config;
+        bool users_own = store_reader_uid(&c->info, &c->meta) != UID_INVALID;
+
+        *job = (WorkerJob) {
+                .msg = {
+                        .flags = (c->storing ? JOB_FLAG_STORE : 0) |
+                                 (cfg->storage == STORAGE_JOURNAL ? JOB_FLAG_JOURNAL_CORE : 0),
+                        .compression = cfg->compress,
+                        .compress_level = cfg->compress_level,
+                        .uid = users_own ? c->info.ruid : m->worker_uid,
+                        .gid = users_own ? c->info.rgid : m->worker_gid,
+                        /* RLIMIT_CORE bounds what is kept of the core, not what the traces may read
+                         * (see receive.c: systemd stops reading there) */
+                        .external_size_max = MIN(cfg->external_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
+                        .process_size_max = cfg->process_size_max,
+                        .journal_size_max = MIN(cfg->journal_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
+                },
+                .conn_fd = c->conn_fd,
+                .out_fd = c->out_fd,
+                .record_fd = record_fd,
+                .modules = c->meta.modules,
+        };
+        snprintf(job->label, sizeof job->label, "crash of PID %d", (int) c->info.pid);
+        /* the file's cap: at most the room granted when its output was opened (its reservation,
+         * which the cores starting after it counted), and what is left now, the other cores in
+         * flight (what each was granted, or holds if more) and the stored cores this crash may not
+         * displace counted */
+        if (c->storing) {
+                uint64_t held;
+
+                job->msg.store_size_max = MIN(c->store_granted,
+                                              store_core_cap(m->storage_fd, cfg, c->info.ruid, crash_store_in_flight(m, c),
+                                                             c->record.len, &m->store_usage, &job->msg.keep_free, &held));
+                c->store_granted = job->msg.store_size_max;
+        }
+}
+
+static const WorkerJobOps crash_worker_ops;
+
 static int crash_start_streaming(Crash *c) {
         _cleanup_close_ int record_fd = -EBADF;
+        WorkerJob job;
         Worker *w;
         int r;
 
@@ -514,10 +558,12 @@ static int crash_start_streaming(Crash *c) {
                         record_fd = crash_record_memfd(&c->record);
                 if (record_fd < 0)
                         return record_fd;
-                r = worker_start_job(w, c, c->conn_fd, c->out_fd, record_fd);
+                crash_job(c, record_fd, &job);
+                r = worker_start_job(w, &job, &crash_worker_ops, c);
         } while (r == -EAGAIN); /* that one was killed; the next idle one, or wait for one */
         if (r < 0)
                 return r;
+        c->worker = w;
         /* The worker holds the only copy now: when it closes it, or dies, the task goes free. But
          * a crash going into its container keeps the task until the container's collector took
          * it (which may check the process, as systemd's does); ForwardTimeoutSec= bounds that. */
@@ -528,7 +574,7 @@ static int crash_start_streaming(Crash *c) {
         return 0;
 }
 
-void crash_dispatch_waiting(Manager *m) {
+static void crash_dispatch_waiting(Manager *m) {
         Crash *c, *prev;
 
         LIST_FIND_TAIL(crashes, m->crashes, c);
@@ -545,7 +591,7 @@ void crash_dispatch_waiting(Manager *m) {
         }
 }
 
-unsigned crash_count_waiting(Manager *m) {
+static unsigned crash_count_waiting(Manager *m) {
         unsigned n = 0;
 
         for (Crash *c = m->crashes; c; c = c->crashes_next)
@@ -811,7 +857,7 @@ static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *erro
         record_free(&r);
 }
 
-void crash_worker_result(Crash *c, const MsgResult *res) {
+static void crash_worker_result(Crash *c, const MsgResult *res) {
         char path[PATH_MAX] = "";
         CoreFacts facts;
         int r;
@@ -956,7 +1002,7 @@ void crash_forwarded(Crash *c, int error, const char *why) {
         crash_commit(c, &facts);
 }
 
-void crash_worker_recorded(Crash *c, int error) {
+static void crash_worker_recorded(Crash *c, int error) {
         Manager *m = c->manager;
 
         c->worker = NULL;
@@ -970,7 +1016,7 @@ void crash_worker_recorded(Crash *c, int error) {
         crash_free(c);
 }
 
-void crash_worker_lost(Crash *c, const char *why) {
+static void crash_worker_lost(Crash *c, const char *why) {
         c->worker = NULL;
         if (c->state == CRASH_FORWARDING) {
                 crash_keep_failed_record(c, why);
@@ -1007,3 +1053,42 @@ uint64_t crash_store_in_flight(Manager *m, const Crash *self) {
                 }
         return sum;
 }
+
+/* What the worker pool tells a crash of its worker. */
+static void on_worker_result(void *owner, const MsgResult *res, Record *analysis) {
+        Crash *c = owner;
+
+        if (res->spooled > 0)
+                log_debug("Crash of PID %d: %llu bytes spooled, compressed after the release", (int) c->info.pid,
+                          (unsigned long long) res->spooled);
+        record_free(&c->analysis);
+        c->analysis = *analysis;
+        *analysis = (Record) {};
+        crash_worker_result(c, res); /* → worker_commit() */
+}
+
+static void on_worker_recorded(void *owner, int error) {
+        crash_worker_recorded(owner, error);
+}
+
+static void on_worker_lost(void *owner, const char *why) {
+        crash_worker_lost(owner, why);
+}
+
+/* a worker whose crash is being forwarded waits for its commit: the forwarding's deadline
+ * (ForwardTimeoutSec=) bounds that */
+static bool crash_forwarding(const void *owner) {
+        return ((const Crash *) owner)->state == CRASH_FORWARDING;
+}
+
+static const WorkerJobOps crash_worker_ops = {
+        .result = on_worker_result,
+        .recorded = on_worker_recorded,
+        .lost = on_worker_lost,
+        .waiting_elsewhere = crash_forwarding,
+};
+
+const PoolOps crash_pool_ops = {
+        .worker_ready = crash_dispatch_waiting,
+        .jobs_waiting = crash_count_waiting,
+};

@@ -14,6 +14,7 @@
 #include "meta.h"
 #include "pidfd-util.h"
 #include "proto.h"
+#include "worker-pool.h"
 
 typedef struct Manager Manager;
 typedef struct Worker Worker;
@@ -107,19 +108,15 @@ void crash_accept_pipe(Manager *m, int pipe_fd, int pidfd, const MsgHandover *h)
 void crash_accept_forwarded(Manager *m, int core_fd, int pidfd, const MsgHandover *h, Record *forwarded);
 /* The collector is done (or was stopped at its deadline): the crash goes on. */
 void crash_collected(Crash *c);
-/* Gives crashes that wait for a worker to idle workers, oldest first. */
-void crash_dispatch_waiting(Manager *m);
-unsigned crash_count_waiting(Manager *m);
-/* The worker reported; res is untrusted and checked here. The core is linked, the record
- * written beside it, and the worker told to write the journal entry. */
-void crash_worker_result(Crash *c, const MsgResult *res);
+/* The crashes' side of the worker pool (pool_init()): a READY worker takes the crash that waited
+ * longest; crashes waiting for a worker start more. What a crash's worker does comes back through
+ * the WorkerJobOps of its job: its result (untrusted, checked here: the core is linked, the record
+ * written beside it, the worker told to write the journal entry), the entry written, or the worker
+ * lost. */
+extern const PoolOps crash_pool_ops;
 /* coredump-forward is done (error 0), failed or timed out (why says which): the task is released,
  * the core kept or not (KeepForwarded=), the journal entry written. */
 void crash_forwarded(Crash *c, int error, const char *why);
-/* The worker wrote the journal entry (error 0) or could not. */
-void crash_worker_recorded(Crash *c, int error);
-/* The worker went away without finishing. */
-void crash_worker_lost(Crash *c, const char *why);
 void crash_free(Crash *c);
 /* Logs what happened to the crash (level, what) and frees it. */
 void crash_drop(Crash *c, int level, const char *what);

@@ -327,6 +327,7 @@ int manager_run(Manager *m) {
                 if (r < 0)
                         return log_error_errno(r, "Failed to watch signal %d: %m", sigs[i]);
         }
+        pool_init(m, &crash_pool_ops);
         pool_fill(m);
         collector_prefork(m);
         r = sd_event_add_time_relative(m->event, &m->vacuum_timer, CLOCK_MONOTONIC, VACUUM_PERIOD_USEC, 0,

@@ -22,6 +22,7 @@
 typedef struct Crash Crash;
 typedef struct Worker Worker;
 typedef struct Collector Collector;
+typedef struct PoolOps PoolOps;
 
 /* "/proc/self/fd/" and an int */
 #define WORKER_EXEC_PATH_MAX 32
@@ -73,6 +74,7 @@ typedef struct Manager {
         Worker *workers;
         unsigned n_workers;
         Zygote zygote;            /* forks the workers (zygote.h) */
+        const PoolOps *pool_ops;  /* the jobs' side of the pool (crash.c) */
         uint64_t physical_memory; /* bytes: SpoolMax='s default and cap are shares of it */
         uint64_t spool_held;      /* spool granted to workers now (SpoolMax= bounds it) */
         unsigned spawn_failures;

@@ -4,18 +4,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "crash.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
 #include "worker-log.h"
 #include "worker-pool.h"
 
-#define WHO_MAX 64
+#define WHO_MAX 96 /* "Worker PID (" and a job's label */
 
 static const char *who(const Worker *w, char buf[static WHO_MAX]) {
-        if (w->crash)
-                snprintf(buf, WHO_MAX, "Worker %d (crash of PID %d)", (int) w->pid, (int) w->crash->info.pid);
+        if (w->ops)
+                snprintf(buf, WHO_MAX, "Worker %d (%s)", (int) w->pid, w->label);
         else
                 snprintf(buf, WHO_MAX, "Worker %d", (int) w->pid);
         return buf;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The pool of single-use workers: posix_spawn, READY, jobs and their fds, the message permits,
- * death and respawn. Manager (root): spawns, signals and reaps only its own workers. */
+ * death and respawn. It knows nothing of crashes: a job's owner hears through its WorkerJobOps.
+ * Manager (root): spawns, signals and reaps only its own workers. */
 #include <assert.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -18,12 +19,10 @@
 #define P_PIDFD 3
 #endif
 
-#include "crash.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
 #include "pidfd-util.h"
-#include "store.h"
 #include "fd-util.h"
 #include "worker-log.h"
 #include "worker-pool.h"
@@ -53,13 +52,32 @@ static void worker_free(Worker *w) {
         free(w);
 }
 
-static Crash *worker_detach(Worker *w) {
-        Crash *c = w->crash;
+/* A job's owner, as worker_detach() hands it back: told, once, that the worker is lost. */
+typedef struct JobOwner {
+        const WorkerJobOps *ops;
+        void *owner;
+} JobOwner;
 
-        w->crash = NULL;
-        if (c)
-                c->worker = NULL;
-        return c;
+static JobOwner worker_detach(Worker *w) {
+        JobOwner o = { w->ops, w->owner };
+
+        w->ops = NULL;
+        w->owner = NULL;
+        return o;
+}
+
+static void owner_lost(JobOwner o, const char *why) {
+        if (o.ops)
+                o.ops->lost(o.owner, why);
+}
+
+/* Kills the worker, then tells its job's owner (after: the owner may free what the worker's
+ * bookkeeping points to). */
+static void worker_fail(Worker *w, const char *kill_why, const char *lost_why) {
+        JobOwner o = worker_detach(w);
+
+        worker_kill(w, kill_why);
+        owner_lost(o, lost_why);
 }
 
 static void worker_finished(Worker *w) {
@@ -90,7 +108,7 @@ static void on_ready(Worker *w) {
         w->userns = msg.flags & READY_FLAG_USERNS;
         w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
         w->manager->spawn_failures = 0;
-        crash_dispatch_waiting(w->manager);
+        w->manager->pool_ops->worker_ready(w->manager);
 }
 
 /* The worker's analysis: at most ANALYSIS_BYTES_MAX, checked field by field when merged. */
@@ -118,49 +136,41 @@ static int read_analysis(int fd, Record *ret) {
 
 static void on_result(Worker *w) {
         _cleanup_close_ int analysis_fd = -EBADF;
+        _cleanup_(record_free) Record analysis = {};
         MsgResult res;
         int r = proto_recv(w->control_fd, MSG_RESULT, &res, sizeof res, &analysis_fd, 1);
 
         if (r == -EAGAIN)
                 return;
         worker_spool_return(w); /* drained before RESULT, or the worker is going */
-        if (r >= 0 && w->crash) {
-                if (res.spooled > 0)
-                        log_debug("Crash of PID %d: %llu bytes spooled, compressed after the release",
-                                  (int) w->crash->info.pid, (unsigned long long) res.spooled);
-                record_free(&w->crash->analysis);
-                if (read_analysis(analysis_fd, &w->crash->analysis) < 0)
-                        log_warning("Crash of PID %d: the worker's stack traces are unreadable, ignored",
-                                    (int) w->crash->info.pid);
-        }
         if (r < 0) {
-                Crash *c = worker_detach(w);
-                worker_kill(w, r == -ECONNRESET ? "exited without a result" : "sent a malformed result");
-                if (c)
-                        crash_worker_lost(c, "the worker failed");
+                worker_fail(w, r == -ECONNRESET ? "exited without a result" : "sent a malformed result",
+                            "the worker failed");
                 return;
         }
-        if (w->crash)
-                crash_worker_result(w->crash, &res); /* → worker_commit() */
+        if (!w->ops)
+                return;
+        if (read_analysis(analysis_fd, &analysis) < 0)
+                log_warning("Worker %d (%s): its stack traces are unreadable, ignored", (int) w->pid, w->label);
+        w->ops->result(w->owner, &res, &analysis); /* → worker_commit() */
 }
 
 static void on_recorded(Worker *w) {
         MsgRecorded rec;
-        Crash *c;
+        JobOwner o;
         int r = proto_recv(w->control_fd, MSG_RECORDED, &rec, sizeof rec, NULL, 0);
 
         if (r == -EAGAIN)
                 return;
-        c = worker_detach(w);
         if (r < 0 || rec.error > 0 || rec.error < -4095 || rec.spare != 0) {
-                worker_kill(w, r == -ECONNRESET ? "exited before writing the journal entry" : "sent a malformed message");
-                if (c)
-                        crash_worker_lost(c, "the worker failed");
+                worker_fail(w, r == -ECONNRESET ? "exited before writing the journal entry" : "sent a malformed message",
+                            "the worker failed");
                 return;
         }
+        o = worker_detach(w);
         worker_finished(w); /* single use: it exits now */
-        if (c)
-                crash_worker_recorded(c, rec.error);
+        if (o.ops)
+                o.ops->recorded(o.owner, rec.error);
 }
 
 int worker_commit(Worker *w, const CoreFacts *facts) {
@@ -187,10 +197,8 @@ static void on_spool(Worker *w) {
         if (r == -EAGAIN)
                 return;
         if (r < 0 || w->spool_asked) {
-                Crash *c = worker_detach(w);
-                worker_kill(w, r == -ECONNRESET ? "exited without a result" : "asked for a spool out of turn");
-                if (c)
-                        crash_worker_lost(c, "the worker failed");
+                worker_fail(w, r == -ECONNRESET ? "exited without a result" : "asked for a spool out of turn",
+                            "the worker failed");
                 return;
         }
         w->spool_asked = true;
@@ -199,12 +207,8 @@ static void on_spool(Worker *w) {
         w->spool_granted = grant.bytes;
         m->spool_held += grant.bytes;
         r = proto_send(w->control_fd, &grant, sizeof grant, NULL, 0);
-        if (r < 0) {
-                Crash *c = worker_detach(w);
-                worker_kill(w, "could not be sent its spool");
-                if (c)
-                        crash_worker_lost(c, "the worker failed");
-        }
+        if (r < 0)
+                worker_fail(w, "could not be sent its spool", "the worker failed");
 }
 
 /* While busy: RESULT, or before it, once, SPOOL (the header says which; each handler checks the
@@ -239,17 +243,14 @@ static bool control_closed(int fd) {
 
 static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Worker *w = userdata;
-        Crash *c;
 
         for (size_t i = 0; i < ELEMENTSOF(permits); i++)
                 if (permits[i].state == w->state) {
                         permits[i].handle(w);
                         return 0;
                 }
-        c = worker_detach(w);
-        worker_kill(w, control_closed(fd) ? "closed its control socket" : "sent a message out of turn");
-        if (c)
-                crash_worker_lost(c, "the worker broke the protocol");
+        worker_fail(w, control_closed(fd) ? "closed its control socket" : "sent a message out of turn",
+                    "the worker broke the protocol");
         return 0;
 }
 
@@ -257,7 +258,7 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Worker *w = userdata;
         Manager *m = w->manager;
         bool clean = si->si_code == CLD_EXITED && si->si_status == 0;
-        Crash *c;
+        JobOwner o;
 
         worker_log_close(w); /* its last words first */
         /* Its last message may still be queued: exit and message can arrive in one iteration. */
@@ -265,18 +266,18 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
                 on_result(w);
         if (w->state == WORKER_COMMITTING)
                 on_recorded(w);
-        c = worker_detach(w);
+        o = worker_detach(w);
 
         if (!w->ready_seen && !w->retired)
                 m->spawn_failures++;
         if (!clean && !w->retired)
                 zygote_renew(m); /* it may have been made to fail on purpose: a new layout */
-        if (!clean || c)
-                log_full_errno(c || w->state != WORKER_FINISHED ? LOG_ERR : LOG_DEBUG, 0, "Worker %d %s %d", (int) w->pid,
-                               si->si_code == CLD_EXITED ? "exited with status" : "was killed by signal", si->si_status);
+        if (!clean || o.ops)
+                log_full_errno(o.ops || w->state != WORKER_FINISHED ? LOG_ERR : LOG_DEBUG, 0, "Worker %d %s %d",
+                               (int) w->pid, si->si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
+                               si->si_status);
         worker_free(w);
-        if (c)
-                crash_worker_lost(c, "the worker died");
+        owner_lost(o, "the worker died");
         pool_fill(m);
         return 0;
 }
@@ -423,12 +424,17 @@ static int on_respawn_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+void pool_init(Manager *m, const PoolOps *ops) {
+        assert(ops && ops->worker_ready && ops->jobs_waiting);
+        m->pool_ops = ops;
+}
+
 void pool_fill(Manager *m) {
         unsigned ready_or_starting = 0, want;
 
         for (Worker *w = m->workers; w; w = w->workers_next)
                 ready_or_starting += w->state == WORKER_STARTING || w->state == WORKER_IDLE;
-        want = (m->stopping ? 0 : m->config.spare_workers) + crash_count_waiting(m);
+        want = (m->stopping ? 0 : m->config.spare_workers) + m->pool_ops->jobs_waiting(m);
 
         while (ready_or_starting < want && m->n_workers < m->config.max_parallel + m->config.spare_workers) {
                 int r;
@@ -530,69 +536,46 @@ static int worker_map_ids(Worker *w, uid_t uid, gid_t gid) {
         return r;
 }
 
-int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd) {
+int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *owner) {
         Manager *m = w->manager;
-        const Config *cfg = &m->config;
-        bool users_own = store_reader_uid(&c->info, &c->meta) != UID_INVALID;
-        MsgJob job = {
-                .hdr = { PROTO_MAGIC, MSG_JOB },
-                .flags = (c->storing ? JOB_FLAG_STORE : 0) | (cfg->storage == STORAGE_JOURNAL ? JOB_FLAG_JOURNAL_CORE : 0),
-                .compression = cfg->compress,
-                .compress_level = cfg->compress_level,
-                .uid = users_own ? c->info.ruid : m->worker_uid,
-                .gid = users_own ? c->info.rgid : m->worker_gid,
-                /* RLIMIT_CORE bounds what is kept of the core, not what the traces may read (see
-                 * receive.c: systemd stops reading there) */
-                .external_size_max = MIN(cfg->external_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
-                .process_size_max = cfg->process_size_max,
-                .journal_size_max = MIN(cfg->journal_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
-                .n_modules = c->meta.modules ? (uint32_t) c->meta.modules->n : 0,
-        };
-        uint64_t spool_budget = config_spool_max(cfg, m->physical_memory);
-        _cleanup_close_ int table_fd = module_table_memfd(c->meta.modules);
-        int fds[JOB_FDS] = { conn_fd, out_fd, record_fd, table_fd };
+        uint64_t spool_budget = config_spool_max(&m->config, m->physical_memory);
+        _cleanup_close_ int table_fd = module_table_memfd(job->modules);
+        int fds[JOB_FDS] = { job->conn_fd, job->out_fd, job->record_fd, table_fd };
         int r;
 
-        /* the file's cap: at most the room granted when its output was opened (its reservation,
-         * which the cores starting after it counted), and what is left now, the other cores in
-         * flight (what each was granted, or holds if more) and the stored cores this crash may not
-         * displace counted */
-        if (c->storing) {
-                uint64_t held;
-
-                job.store_size_max = MIN(c->store_granted,
-                                         store_core_cap(m->storage_fd, cfg, c->info.ruid, crash_store_in_flight(m, c),
-                                                        c->record.len, &m->store_usage, &job.keep_free, &held));
-                c->store_granted = job.store_size_max;
-                /* a compressed core may be spooled: its task goes before the compression */
-                if (cfg->compress != COMPRESSION_NONE && spool_budget > m->spool_held)
-                        job.spool_max = spool_budget - m->spool_held;
-        }
-        w->spool_ceiling = job.spool_max;
+        assert(ops && ops->result && ops->recorded && ops->lost);
+        job->msg.hdr = (MsgHeader) { PROTO_MAGIC, MSG_JOB };
+        job->msg.n_modules = job->modules ? (uint32_t) job->modules->n : 0;
+        /* a compressed core that is stored may be spooled: its task goes before the compression */
+        job->msg.spool_max = 0;
+        if ((job->msg.flags & JOB_FLAG_STORE) && job->msg.compression != COMPRESSION_NONE && spool_budget > m->spool_held)
+                job->msg.spool_max = spool_budget - m->spool_held;
+        w->spool_ceiling = job->msg.spool_max;
         if (table_fd < 0) {
                 worker_kill(w, "could not be given its module table");
                 return table_fd;
         }
-        r = worker_map_ids(w, job.uid, job.gid);
+        r = worker_map_ids(w, job->msg.uid, job->msg.gid);
         if (r < 0) {
                 log_warning_errno(r, "Worker %d: could not map uid %u into its user namespace: %m", (int) w->pid,
-                                  (unsigned) job.uid);
+                                  (unsigned) job->msg.uid);
                 worker_kill(w, "could not be mapped its job's user");
-                return -EAGAIN; /* another worker may take the crash */
+                return -EAGAIN; /* another worker may take the job */
         }
-        r = proto_send(w->control_fd, &job, sizeof job, fds, JOB_FDS);
+        r = proto_send(w->control_fd, &job->msg, sizeof job->msg, fds, JOB_FDS);
         if (r >= 0)
-                r = send_modules(w, c->meta.modules);
+                r = send_modules(w, job->modules);
         /* the worker has its copies now */
-        if (c->meta.modules)
-                modules_close(c->meta.modules);
+        if (job->modules)
+                modules_close(job->modules);
         if (r < 0) {
                 worker_kill(w, "could not be given its job");
                 return r;
         }
         w->state = WORKER_BUSY;
-        w->crash = c;
-        c->worker = w;
+        w->ops = ops;
+        w->owner = owner;
+        snprintf(w->label, sizeof w->label, "%s", job->label);
         worker_watchdog_start(w);
         return 0;
 }
@@ -610,9 +593,8 @@ void pool_retire_idle(Manager *m) {
 void pool_free_all(Manager *m) {
         while (m->workers) {
                 Worker *w = m->workers;
-                Crash *c = worker_detach(w);
-                if (c)
-                        crash_worker_lost(c, "the daemon is stopping");
+
+                owner_lost(worker_detach(w), "the daemon is stopping");
                 (void) pidfd_send_sig(w->pidfd, SIGKILL);
                 /* Reap it: nothing of ours outlives the daemon, not even as a zombie. */
                 (void) waitid((idtype_t) P_PIDFD, (id_t) w->pidfd, &(siginfo_t) {}, WEXITED);

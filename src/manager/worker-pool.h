@@ -13,7 +13,8 @@
 #include "worker-watchdog.h"
 
 typedef struct Manager Manager;
-typedef struct Crash Crash;
+typedef struct ModuleSet ModuleSet;
+typedef struct Record Record;
 
 /* After this many workers in a row die before saying READY, wait before starting more. */
 #define WORKER_SPAWN_FAILURES_MAX 5
@@ -29,6 +30,39 @@ typedef enum WorkerState {
         WORKER_FINISHED,   /* done, or failed: only its exit is awaited */
 } WorkerState;
 
+/* What the owner of a job hears of its worker; the pool knows nothing else of the job. Each call
+ * comes once, and after result(), recorded() or lost() the worker is the owner's no more but for
+ * worker_commit() after result(). */
+typedef struct WorkerJobOps {
+        /* RESULT, checked for its form only; analysis holds the worker's stack traces (unchecked,
+         * the owner's now). The owner goes on with worker_commit(). */
+        void (*result)(void *owner, const MsgResult *res, Record *analysis);
+        /* RECORDED: the journal entry written (0) or the worker's error */
+        void (*recorded)(void *owner, int error);
+        /* the worker died, broke the protocol or was killed (why says which): it is gone */
+        void (*lost)(void *owner, const char *why);
+        /* whether the job waits on something else (a forwarding, bounded by its own deadline):
+         * then the watchdog leaves the worker alone (NULL: never) */
+        bool (*waiting_elsewhere)(const void *owner);
+} WorkerJobOps;
+
+/* A job: the message (the pool fills in the header and the spool it may take), its descriptors
+ * and the module files, whose descriptors the pool sends and then closes. */
+typedef struct WorkerJob {
+        MsgJob msg;
+        int conn_fd;
+        int out_fd;
+        int record_fd;
+        ModuleSet *modules; /* or NULL */
+        char label[64];     /* "crash of PID N", for the worker's log lines */
+} WorkerJob;
+
+/* What the pool asks of the jobs' side (the crashes). */
+typedef struct PoolOps {
+        void (*worker_ready)(Manager *m);     /* a worker said READY: jobs waiting for one may go */
+        unsigned (*jobs_waiting)(Manager *m); /* started ahead for them, beyond the spares */
+} PoolOps;
+
 typedef struct Worker {
         Manager *manager;
         WorkerState state;
@@ -41,7 +75,9 @@ typedef struct Worker {
         sd_event_source *control_source;
         sd_event_source *child_source;
         sd_event_source *ready_timer; /* WORKER_READY_TIMEOUT_USEC to say READY */
-        Crash *crash;
+        const WorkerJobOps *ops; /* its job's owner, NULL while it has none (or was detached) */
+        void *owner;
+        char label[64];
         /* its stderr, re-logged (worker-log.c) */
         int log_fd;
         sd_event_source *log_source;
@@ -59,23 +95,27 @@ typedef struct Worker {
 /* Starts the worker binary (posix_spawn: vfork and exec) with the control socket sock on
  * WORKER_CONTROL_FD and log on stderr; as the zygote if zygote. */
 int worker_exec(Manager *m, int sock, int log, bool zygote, pid_t *ret);
+/* The jobs' side of the pool (set once, before the first pool_fill()). */
+void pool_init(Manager *m, const PoolOps *ops);
 /* Starts workers until the configured number of spares is idle or starting. */
 void pool_fill(Manager *m);
 /* An idle worker, the one that waited longest, or NULL (then one is being started). */
 Worker *pool_take_idle(Manager *m);
-/* After a worker took its crash (the crash no longer waits): a new spare at once if that was the
+/* After a worker took its job (the job no longer waits): a new spare at once if that was the
  * last one; otherwise the pool is filled again when the worker exits, so that a worker being made
- * does not take a CPU from the crash whose task is held. */
+ * does not take a CPU from the job whose task is held. */
 void pool_replace_taken(Manager *m);
-/* Hands a crash to an idle worker: connection, output and record fds, and the user to become
- * (the crashing user for a plain user crash, so the journal entry is theirs; else ours).
- * -EAGAIN: that worker could not take it (killed); the crash may go to another. */
-int worker_start_job(Worker *w, Crash *c, int conn_fd, int out_fd, int record_fd);
+/* Hands a job to an idle worker (its uid and gid mapped into the worker's user namespace) and
+ * watches it; ops tell owner what becomes of it. The descriptors stay the caller's; the module
+ * descriptors are closed. -EAGAIN: that worker could not take it (killed); the job may go to
+ * another. */
+int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *owner);
 /* Tells the worker the final facts; it writes the journal entry and answers RECORDED. */
 int worker_commit(Worker *w, const CoreFacts *facts);
-/* Kills the worker (deadline, protocol violation); its crash is detached first. */
+/* Kills the worker (deadline, protocol violation); its job is detached first, its owner not told. */
 void worker_kill(Worker *w, const char *why);
 /* Lets idle spares go (config reload: new user or path). */
 void pool_retire_idle(Manager *m);
+/* Kills and reaps every worker; the owners of their jobs are told (lost). */
 void pool_free_all(Manager *m);
 int pool_resolve_user(Manager *m);

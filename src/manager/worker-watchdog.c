@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "crash.h"
 #include "fd-util.h"
 #include "log.h"
 #include "manager.h"
@@ -56,7 +55,7 @@ static int sample(const Worker *w, uint64_t *ret_cpu, uint64_t *ret_runs) {
 static bool watched(const Worker *w) {
         /* a worker whose crash is being forwarded waits for its commit: the forwarding's deadline
          * (ForwardTimeoutSec=) bounds that */
-        if (w->crash && w->crash->state == CRASH_FORWARDING)
+        if (w->ops && w->ops->waiting_elsewhere && w->ops->waiting_elsewhere(w->owner))
                 return false;
         return w->state == WORKER_BUSY || w->state == WORKER_COMMITTING || w->state == WORKER_FINISHED;
 }
@@ -91,7 +90,8 @@ static bool moved(Worker *w) {
 }
 
 static void stall_kill(Worker *w, uint64_t stall_usec) {
-        Crash *c = w->crash;
+        const WorkerJobOps *ops = w->ops;
+        void *owner = w->owner;
         char what[128], why[160];
 
         snprintf(what, sizeof what, "did not run for WorkerStallTimeoutSec=%" PRIu64 "s (stopped or stuck)",
@@ -99,9 +99,9 @@ static void stall_kill(Worker *w, uint64_t stall_usec) {
         snprintf(why, sizeof why, "the worker %s and was killed", what);
         w->progress.killed = true;
         worker_kill(w, what);
-        /* worker_kill() detached the crash: it ends here, its record saying why */
-        if (c)
-                crash_worker_lost(c, why);
+        /* worker_kill() detached the job: it ends here, its record saying why */
+        if (ops)
+                ops->lost(owner, why);
 }
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
