@@ -79,6 +79,11 @@ def case_live_worker():
     for w in spares:  # waiting for a job: nothing of a crash seen yet, but already no more than the manager
         check(int(status(w)["CapBnd"], 16) & ~(MANAGER_CAPS | MANAGER_CAPS_PERMITTED_ONLY) == 0,
               f"spare {w} holds more than the manager")
+        # and already in its empty root, its mount and user namespaces its own (made before READY)
+        check(os.listdir(f"/proc/{w}/root") == [], f"spare {w}'s root is not empty: {os.listdir(f'/proc/{w}/root')}")
+        for ns in ("mnt", "user"):
+            check(os.readlink(f"/proc/{w}/ns/{ns}") != os.readlink(f"/proc/{d.proc.pid}/ns/{ns}"),
+                  f"spare {w} shares the manager's {ns} namespace")
     exe = os.path.join(env.base, "crasher")
     import shutil
     from cdtest import CRASHER
