@@ -89,19 +89,13 @@ static int pivot_root_(const char *new_root, const char *put_old) {
         return syscall(SYS_pivot_root, new_root, put_old) < 0 ? negative_errno() : 0;
 }
 
-/* A mount namespace of its own whose whole tree is a read-only tmpfs with the journal socket
- * bound in; the old tree is detached. Made as the real root, before the user namespace: its
- * files are root's (no user is mapped yet, and none needs to be), and the mount namespace belongs
- * to the initial user namespace, so the worker's capabilities in its own (until it drops them)
- * reach none of its mounts.
- * Detaching the old tree is the slow part of the sandbox (every mount of the host goes), so it
- * is done before READY, off the crashed task's clock. -EOPNOTSUPP where the kernel refuses a
- * mount namespace (not root: a test run by a user). */
-static int enter_empty_root(void) {
+/* The current mount namespace's whole tree becomes a read-only tmpfs with the journal socket
+ * bound in; the old tree is detached. Its directories are 0755 whatever the umask (the worker,
+ * as the job's user, must reach the socket). */
+static int build_empty_root(void) {
         int r;
 
-        if (unshare(CLONE_NEWNS) < 0)
-                return errno == EPERM || errno == EINVAL ? -EOPNOTSUPP : negative_errno();
+        (void) umask(0022);
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return negative_errno();
         if (mount("tmpfs", EMPTY_ROOT_MOUNTPOINT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, EMPTY_ROOT_OPTIONS) < 0)
@@ -121,6 +115,35 @@ static int enter_empty_root(void) {
         if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return negative_errno();
         return chdir("/") < 0 ? negative_errno() : 0;
+}
+
+/* The empty root in a mount namespace of its own, made as the real root before the user
+ * namespace: its files are root's (no user is mapped yet, and none needs to be), and the mount
+ * namespace belongs to the initial user namespace, so the worker's capabilities in its own
+ * (until it drops them) reach none of its mounts. Detaching the old tree is the slow part of the
+ * sandbox (every mount of the host goes), so it is done before READY, off the crashed task's
+ * clock. -EOPNOTSUPP without CAP_SYS_ADMIN here (a unit whose CapabilityBoundingSet= lacks it, a
+ * container): then it is made inside the user namespace once the job's user is mapped
+ * (enter_empty_root_mapped()). */
+static int enter_empty_root(void) {
+        if (unshare(CLONE_NEWNS) < 0)
+                return errno == EPERM || errno == EINVAL ? -EOPNOTSUPP : negative_errno();
+        return build_empty_root();
+}
+
+/* The same inside the worker's own user and mount namespaces, after the job's ids are mapped:
+ * files are created as the fs ids, and root is not mapped in there, so as the target's. */
+static int enter_empty_root_mapped(uid_t uid, gid_t gid) {
+        int r;
+
+        (void) setfsgid(gid);
+        (void) setfsuid(uid);
+        if ((gid_t) setfsgid((gid_t) -1) != gid || (uid_t) setfsuid((uid_t) -1) != uid)
+                return -EPERM;
+        r = make_undumpable();
+        if (r < 0)
+                return r;
+        return build_empty_root();
 }
 
 /* Namespaces made before the job (they do not depend on it), waiting for the user to map. */
@@ -188,10 +211,11 @@ int sandbox_prepare(bool helper) {
                         (void) waitpid(child, NULL, 0);
                 return r;
         }
-        /* no mount namespace of its own: the one above belongs to the real root, so nothing in
-         * it can be mounted or unmounted from the user namespace */
-        r = unshare(CLONE_NEWUSER | CLONE_NEWIPC | (sandbox_landlock_scopes_sockets() ? 0 : CLONE_NEWNET)) < 0
-                    ? negative_errno() : 0;
+        /* with the empty root, no mount namespace of its own: the one above belongs to the real
+         * root, so nothing in it can be mounted or unmounted from the user namespace; without, one
+         * of its own, where sandbox_enter() makes the empty root */
+        r = unshare(CLONE_NEWUSER | CLONE_NEWIPC | (ns_prep.empty_root ? 0 : CLONE_NEWNS) |
+                    (sandbox_landlock_scopes_sockets() ? 0 : CLONE_NEWNET)) < 0 ? negative_errno() : 0;
         if (r < 0) {
                 safe_close(p[1]); /* the helper exits */
                 if (child > 0)
@@ -342,6 +366,12 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
         if (e < 0)
                 return log_error_errno(e, "Failed to close stray fds: %m");
         ret->namespaces = r >= 0; /* else: user namespaces are off here: the remaining steps still hold */
+        if (ret->namespaces && !ns_prep.empty_root) {
+                r = enter_empty_root_mapped(p->uid, p->gid);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to set up the empty root: %m");
+                ns_prep.empty_root = true;
+        }
         ret->empty_root = ns_prep.empty_root;
         r = drop_bounding_set();
         if (r < 0)

@@ -34,12 +34,13 @@ typedef struct SandboxReport {
  * whose whole tree is an empty read-only tmpfs holding only the journal socket (made as the real
  * root: that mount namespace belongs to the initial user namespace, so from the user namespace
  * made after it nothing in it can be mounted, unmounted or remounted), then the new user and IPC
- * namespaces (and a network namespace where Landlock cannot scope abstract sockets); the
- * capability bounding set emptied. Called before the worker says READY; the user the namespace
- * maps is set in sandbox_enter(). From here on the worker opens no path but the journal socket.
- * Returns 0, -EOPNOTSUPP if the kernel refuses the user namespace (sandbox_enter goes on
- * without; the empty root stays if it was made), or another error (the worker must not take a
- * job). */
+ * namespaces (and a network namespace where Landlock cannot scope abstract sockets), and with
+ * them the capability bounding set emptied. Without CAP_SYS_ADMIN for the first step, the user
+ * namespace gets a mount namespace of its own and sandbox_enter() makes the empty root there once
+ * the job's user is mapped. Called before the worker says READY; the user the namespace maps is
+ * set in sandbox_enter(). Returns 0, -EOPNOTSUPP if the kernel refuses the user namespace
+ * (sandbox_enter goes on without; the empty root stays if it was made), or another error (the
+ * worker must not take a job). */
 int sandbox_prepare(bool helper);
 
 /* Makes the worker hold nothing worth stealing and able to do nothing but its job, in this
@@ -48,7 +49,7 @@ int sandbox_prepare(bool helper);
  *   1. the namespaces and the empty root of sandbox_prepare() (made now if it was not called),
  *      mapping the target user
  *   2. every fd but 0-2 and keep_fds closed (up to SANDBOX_KEEP_FDS_MAX)
- *   3. (the empty root, made in step 1)
+ *   3. the empty root, if step 1 could not make it before the user namespace
  *   4. the capability bounding set emptied
  *   5. setgroups/setresgid/setresuid to the target, proved irreversible; non-dumpable again
  *      after every id change, checked (an id change resets it to fs.suid_dumpable), the saved

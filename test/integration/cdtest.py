@@ -411,6 +411,37 @@ def systemd_coredumpctl():
     return path
 
 
+# A program standing in for coredumpd: installs a seccomp filter (classic BPF over struct
+# seccomp_data, as (code, jt, jf, k) tuples in INSNS), then execs the real binary: the filter holds
+# for the daemon and everything it starts.
+_FILTER_WRAPPER = r"""
+import ctypes, os, platform, struct, sys
+buf = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in INSNS))
+prog = struct.pack("HxxxxxxQ", len(INSNS), ctypes.addressof(buf))
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+assert libc.syscall(317 if platform.machine() == "x86_64" else 277, 1, 0, ctypes.c_char_p(prog)) == 0, ctypes.get_errno()
+os.execv(REAL, [REAL] + sys.argv[1:])
+"""
+# unshare(2)'s number, for such filters
+SYS_UNSHARE = {"x86_64": 272, "aarch64": 97}[os.uname().machine]
+
+
+def start_filtered(env, name, insns):
+    """Starts env's coredumpd under the seccomp filter insns (a wrapper script named name)."""
+    global COREDUMPD
+    real = COREDUMPD
+    wrapper = os.path.join(env.base, name)
+    with open(wrapper, "w") as f:
+        f.write(f"#!/usr/bin/python3\nREAL = {real!r}\nINSNS = {insns!r}" + _FILTER_WRAPPER)
+    os.chmod(wrapper, 0o755)
+    COREDUMPD = wrapper
+    try:
+        return env.start()
+    finally:
+        COREDUMPD = real
+
+
 def crash(mode="segv", *args, user=None, exe=CRASHER, env=None, timeout=120):
     """Runs the crasher to its death; returns (pid, returncode)."""
     cmd = [exe, mode, *map(str, args)]

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from cdtest import BUILD, Env, check, crash, fd_targets, run_cases, test_user, wait_until
+from cdtest import BUILD, SYS_UNSHARE, Env, check, crash, fd_targets, run_cases, start_filtered, test_user, wait_until
 
 PROBE = os.path.join(BUILD, "test", "sandbox-probe")
 MANAGER_CAPS = (1 << 19) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 6) | (1 << 8)
@@ -109,6 +109,54 @@ def case_live_worker():
     p.kill()
     p.wait()
     d.stop()
+
+
+# A seccomp filter over coredumpd and all it starts: unshare(CLONE_NEWNS) alone fails with EPERM
+# (a container or a unit that lets a user namespace be made, but no mount namespace of the real
+# root's); unshare with CLONE_NEWUSER among the flags passes.
+NO_MOUNT_NS = [(0x20, 0, 0, 0),                    # ld [nr]
+               (0x15, 0, 3, SYS_UNSHARE),          # jeq unshare
+               (0x20, 0, 0, 16),                   # ld [args[0]] (low half)
+               (0x15, 0, 1, 0x00020000),           # jeq CLONE_NEWNS
+               (0x06, 0, 0, 0x00050000 | 1),       # ret ERRNO(EPERM)
+               (0x06, 0, 0, 0x7fff0000)]           # ret ALLOW
+
+
+def case_empty_root_in_userns():
+    """Where the real root may not make a mount namespace (NO_MOUNT_NS), the spares wait in a
+    mount namespace of their user namespace's, the host's tree still there, and the empty root is
+    made in it once the job's user is mapped: a worker in the middle of a user's core has an
+    empty root all the same, and the crash is stored."""
+    user = test_user()
+    env = Env({"CompressLevel": "19", "SpoolMax": "0"})
+    d = start_filtered(env, "coredumpd-no-mount-ns", NO_MOUNT_NS)
+    for w in d.wait_idle_workers(2):
+        check(os.readlink(f"/proc/{w}/ns/mnt") != os.readlink(f"/proc/{d.proc.pid}/ns/mnt"),
+              f"spare {w} has no mount namespace of its own")
+        check("usr" in os.listdir(f"/proc/{w}/root"), f"spare {w} has an empty root already: the filter did not take")
+    exe = os.path.join(env.base, "crasher")
+    import shutil
+    from cdtest import CRASHER
+    shutil.copy(CRASHER, exe)
+    os.chmod(exe, 0o755)
+    p = subprocess.Popen(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", exe, "mem",
+                          "64", "random"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def busy_worker():  # every process of the daemon has Seccomp 2 here (the wrapper's filter)
+        for w in d.children():
+            try:
+                if status(w)["Uid"].split()[0] == str(user.pw_uid):
+                    return w
+            except (FileNotFoundError, KeyError):
+                pass
+        return None
+    busy = wait_until(busy_worker, 10, lambda: f"a worker to become uid {user.pw_uid}:\n{d.log_text()}")
+    check(os.listdir(f"/proc/{busy}/root") == [], f"worker root is not empty: {os.listdir(f'/proc/{busy}/root')}")
+    check(int(status(busy)["CapEff"], 16) == 0, f"busy worker: {status(busy)}")
+    check(p.wait(60) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    cores = env.wait_cores(1)
+    check(any(f".{p.pid}." in c for c in cores), f"no core for PID {p.pid}: {cores}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
 
 
 def case_faults():

@@ -13,8 +13,8 @@ import signal
 import subprocess
 import time
 
-from cdtest import (BUILD, SUID_DUMPABLE, Env, _restore, check, copy_crasher, crash, record_of, run_cases,
-                    save_sysctl, skip, start_crash, test_user, wait_until, write_file)
+from cdtest import (BUILD, SUID_DUMPABLE, SYS_UNSHARE, Env, _restore, check, copy_crasher, crash, record_of, run_cases,
+                    save_sysctl, skip, start_crash, start_filtered, test_user, wait_until, write_file)
 
 PROBE = os.path.join(BUILD, "test", "sandbox-probe")
 LOG_LINES_MAX = 32  # WORKER_LOG_LINES_MAX
@@ -123,35 +123,15 @@ def case_fcntl_async():
 # -EOPNOTSUPP path). The filter is inherited by coredumpd and its workers. Then nothing but the
 # dumpable flag stands between the user and a worker that became them (in a user namespace of
 # its own, root's, the user lacks CAP_SYS_PTRACE there and is refused anyway).
-NO_USERNS = r"""
-import ctypes, os, platform, struct, sys
-UNSHARE = {"x86_64": 272, "aarch64": 97}[platform.machine()]
-insns = [(0x20, 0, 0, 0),                 # ld [nr]
-         (0x15, 0, 1, UNSHARE),           # jeq unshare
-         (0x06, 0, 0, 0x00050000 | 1),    # ret ERRNO(EPERM)
-         (0x06, 0, 0, 0x7fff0000)]        # ret ALLOW
-buf = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in insns))
-prog = struct.pack("HxxxxxxQ", len(insns), ctypes.addressof(buf))
-libc = ctypes.CDLL(None, use_errno=True)
-assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
-assert libc.syscall(317 if platform.machine() == "x86_64" else 277, 1, 0, ctypes.c_char_p(prog)) == 0, ctypes.get_errno()
-os.execv(REAL, [REAL] + sys.argv[1:])
-"""
+NO_USERNS = [(0x20, 0, 0, 0),                      # ld [nr]
+             (0x15, 0, 1, SYS_UNSHARE),            # jeq unshare
+             (0x06, 0, 0, 0x00050000 | 1),         # ret ERRNO(EPERM)
+             (0x06, 0, 0, 0x7fff0000)]             # ret ALLOW
 
 
 def start_without_userns(env):
     """Starts coredumpd under NO_USERNS (a wrapper script standing in for the binary)."""
-    import cdtest
-    real = cdtest.COREDUMPD
-    wrapper = os.path.join(env.base, "coredumpd-no-userns")
-    with open(wrapper, "w") as f:
-        f.write(f"#!/usr/bin/python3\nREAL = {real!r}" + NO_USERNS)
-    os.chmod(wrapper, 0o755)
-    cdtest.COREDUMPD = wrapper
-    try:
-        return env.start()
-    finally:
-        cdtest.COREDUMPD = real
+    return start_filtered(env, "coredumpd-no-userns", NO_USERNS)
 
 
 def case_suid_dumpable_one():
