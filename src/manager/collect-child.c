@@ -152,6 +152,9 @@ static int collect_modules(const CollectInput *in, CollectShared *sh, const Reco
         meta_creds_done(&creds);
         if (r < 0)
                 return r;
+        /* the fs id change cleared the parent-death signal: set again, the manager checked after */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != in->parent)
+                return -ESRCH;
         /* maps names a chroot's files by their path from the host's root: beneath the task's
          * root they are the rest of it (not so beneath the host's, for EnterNamespace=no) */
         if (in->files_root < 0 && record_find(in->request, in->request_len, "COREDUMP_ROOT", &rootf) &&
@@ -203,7 +206,7 @@ static int wait_go(int sock, const CollectShared *sh, CollectInput *in) {
                 struct cmsghdr align;
                 char buf[CMSG_SPACE(sizeof(int) * COLLECT_GO_FDS_MAX)];
         } control;
-        CollectGo go;
+        CollectGo go = {};
         struct iovec iov = { .iov_base = &go, .iov_len = sizeof go };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                              .msg_controllen = sizeof control.buf };
@@ -265,6 +268,7 @@ _noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent) {
 
         if (r >= 0)
                 r = wait_go(sock, sh, &in);
+        in.parent = parent;
         if (r == -ECONNRESET)
                 _exit(0); /* let go without a crash */
         if (r >= 0) {

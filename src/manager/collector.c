@@ -146,6 +146,9 @@ static int collector_spawn(Manager *m, Collector **ret) {
         pid = fork();
         if (pid == 0)
                 collect_spare_main(child_sock, col->shared, self);
+        /* this child's alone: no later fork (another collector) gets a writable copy */
+        if (pid > 0 && madvise(col->shared, sizeof *col->shared, MADV_DONTFORK) < 0)
+                log_debug_errno(negative_errno(), "Collector %d: its shared memory stays inheritable: %m", (int) pid);
         col->pid = pid;
         /* not reaped before we watch it: the pid still names our child */
         col->pidfd = pid < 0 ? negative_errno() : pidfd_open_pid(pid);
@@ -176,25 +179,28 @@ void collector_prefork(Manager *m) {
                 m->collector_spare = col;
 }
 
-/* The spare's input in its shared memory (before GO: the child reads it after). */
-static int collector_request(Collector *col, const CrashMeta *meta) {
+/* What the child is given of the manager's reads (COLLECT_REQUEST_FIELDS), checked to fit before
+ * any collector is chosen. */
+static int collector_request(const CrashMeta *meta, Record *ret) {
         static const char *const names[] = COLLECT_REQUEST_FIELDS;
-        _cleanup_(record_free) Record req = {};
         RecordField f;
 
+        *ret = (Record) {};
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (record_find(meta->fields.buf, meta->fields.len, names[i], &f) &&
-                    record_add(&req, names[i], f.value, f.value_len, 0) < 0)
+                    record_add(ret, names[i], f.value, f.value_len, 0) < 0) {
+                        record_free(ret);
                         return -ENOMEM;
-        if (req.len > sizeof col->shared->request)
+                }
+        if (ret->len > sizeof ((CollectShared *) NULL)->request) {
+                record_free(ret);
                 return -E2BIG;
-        memcpy(col->shared->request, req.buf, req.len);
-        col->shared->request_len = (uint32_t) req.len;
-        snprintf(col->shared->exe, sizeof col->shared->exe, "%s", meta->exe);
+        }
         return 0;
 }
 
-static int collector_go(Collector *col, const Crash *c) {
+/* The request into the spare's shared memory (the child reads it after GO), then GO. */
+static int collector_go(Collector *col, const Crash *c, const Record *req) {
         CollectGo go = { .magic = COLLECT_GO_MAGIC };
         int fds[COLLECT_GO_FDS_MAX] = { c->proc_dir };
         size_t n = 1;
@@ -205,10 +211,10 @@ static int collector_go(Collector *col, const Crash *c) {
         struct iovec iov = { .iov_base = &go, .iov_len = sizeof go };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf };
         struct cmsghdr *cm;
-        int r = collector_request(col, &c->meta);
 
-        if (r < 0)
-                return r;
+        memcpy(col->shared->request, req->buf, req->len);
+        col->shared->request_len = (uint32_t) req->len;
+        snprintf(col->shared->exe, sizeof col->shared->exe, "%s", c->meta.exe);
         if (c->leader_dir >= 0) {
                 go.flags |= COLLECT_GO_LEADER;
                 fds[n++] = c->leader_dir;
@@ -244,18 +250,24 @@ static bool collector_allowed(Manager *m, uid_t uid, char *why, size_t size) {
 }
 
 int collector_start(Crash *c, char *why, size_t size) {
+        _cleanup_(record_free) Record req = {};
         Manager *m = c->manager;
         Collector *col = m->collector_spare;
-        int r = 0;
+        int r;
 
         assert(!c->collector && c->proc_dir >= 0);
         if (!collector_allowed(m, c->info.ruid, why, size))
                 return 0;
+        r = collector_request(&c->meta, &req);
+        if (r < 0) {
+                snprintf(why, size, "not read: the collector could not be given the crash (%s)", strerror(-r));
+                return r;
+        }
         /* the spare forked ahead (replaced when a crash ends); else, or if it is gone, one now */
         m->collector_spare = NULL;
         if (col) {
                 col->crash = c;
-                r = collector_go(col, c);
+                r = collector_go(col, c, &req);
                 if (r < 0) {
                         log_debug_errno(r, "The spare collector %d did not take its crash, forking another: %m",
                                         (int) col->pid);
@@ -268,7 +280,7 @@ int collector_start(Crash *c, char *why, size_t size) {
                 r = collector_spawn(m, &col);
                 if (r >= 0) {
                         col->crash = c;
-                        r = collector_go(col, c);
+                        r = collector_go(col, c, &req);
                 }
         }
         if (r >= 0)

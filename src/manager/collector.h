@@ -124,6 +124,7 @@ typedef struct CollectInput {
         int leader_dir; /* its container leader's, or -EBADF */
         int files_root; /* where its mapped files are opened, if not beneath its root (or -EBADF) */
         int sock;
+        pid_t parent;             /* the manager: the child dies with it */
         const char *exe;          /* its executable, as the manager read it */
         const uint8_t *request;   /* COLLECT_REQUEST_FIELDS the manager read, in record format */
         size_t request_len;

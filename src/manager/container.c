@@ -73,9 +73,10 @@ static int outermost_ancestor_dir(void) {
 }
 
 /* The outermost ancestor's directory, found once and kept while that process lives (a walk up
- * the manager's ancestors per crash cost more than the rest of its /proc reads): its ancestors
- * only ever go, and once it is gone (its namespaces read as missing) the walk is made again. A
- * kept directory names that process only, never a later one with its PID. */
+ * the manager's ancestors per crash cost more than the rest of its /proc reads): what is asked of
+ * it is the host's namespaces, which it keeps even if the manager is reparented away from it;
+ * once it is gone (its namespaces read as missing) the walk is made again. A kept directory names
+ * that process only, never a later one with its PID. */
 static int outermost_ancestor_kept(void) {
         static int kept = -EBADF;
         struct stat st;

@@ -346,6 +346,7 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
         (void) sd_notify(false, "STOPPING=1");
+        m->stopping = true; /* whatever ends now starts nothing (a spare collector, workers) */
         /* Stop taking crashes first, then let the kernel go: unregister, close, release tasks. */
         m->listen_source = sd_event_source_disable_unref(m->listen_source);
         control_free(m);

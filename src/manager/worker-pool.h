@@ -30,9 +30,9 @@ typedef enum WorkerState {
         WORKER_FINISHED,   /* done, or failed: only its exit is awaited */
 } WorkerState;
 
-/* What the owner of a job hears of its worker; the pool knows nothing else of the job. Each call
- * comes once, and after result(), recorded() or lost() the worker is the owner's no more but for
- * worker_commit() after result(). */
+/* What the owner of a job hears of its worker; the pool knows nothing else of the job. result()
+ * comes at most once, then (after the owner's worker_commit()) recorded(); lost() may come at any
+ * point instead. After recorded() or lost() the worker is the owner's no more. */
 typedef struct WorkerJobOps {
         /* RESULT, checked for its form only; analysis holds the worker's stack traces (unchecked,
          * the owner's now). The owner goes on with worker_commit(). */

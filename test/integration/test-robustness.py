@@ -249,7 +249,7 @@ def python_crash(marker):
 def case_collector_spare():
     """What may block on a crashed process (its command line, environment, memory map, mapped
     files) is read by a collector forked ahead of the crash: one coredump-proc child of coredumpd
-    that holds nothing but its socket, used for one crash, and forked anew once that crash is done.
+    that keeps no descriptor but its socket, used for one crash, and forked anew once that crash is done.
     A spare that is killed is replaced by a fork at the next crash, which is read whole all the
     same. A real program (python3, dozens of mapped files) each time."""
     env = Env()
