@@ -16,6 +16,7 @@
 #include "log.h"
 #include "manager.h"
 #include "pidfd-util.h"
+#include "proto.h"
 
 static void collector_free(Collector *col) {
         Manager *m = col->manager;
@@ -204,13 +205,6 @@ static int collector_go(Collector *col, const Crash *c, const Record *req) {
         CollectGo go = { .magic = COLLECT_GO_MAGIC };
         int fds[COLLECT_GO_FDS_MAX] = { c->proc_dir };
         size_t n = 1;
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int) * COLLECT_GO_FDS_MAX)];
-        } control = {};
-        struct iovec iov = { .iov_base = &go, .iov_len = sizeof go };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf };
-        struct cmsghdr *cm;
 
         memcpy(col->shared->request, req->buf, req->len);
         col->shared->request_len = (uint32_t) req->len;
@@ -223,14 +217,8 @@ static int collector_go(Collector *col, const Crash *c, const Record *req) {
                 go.flags |= COLLECT_GO_FILES_ROOT;
                 fds[n++] = c->files_root;
         }
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-        cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-        memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
         __atomic_thread_fence(__ATOMIC_RELEASE);
-        return sendmsg(col->sock, &mh, MSG_NOSIGNAL) < 0 ? negative_errno() : 0;
+        return proto_send(col->sock, &go, sizeof go, fds, n);
 }
 
 /* Whether the uid's crashes get a collector now; why says why not. */

@@ -10,8 +10,9 @@
  * server never answers (a request the server has read is waited for even through SIGKILL), and
  * its mapped files may be on such a file system too. So these reads happen in a child of its
  * own per crash (collect-child.c), with a deadline: forked ahead of the crash as a spare that
- * keeps nothing of the manager's but its socket, and given the crash's directories with GO. Everything else the manager reads of the
- * process comes from the kernel alone and stays on the event loop (meta.c).
+ * keeps no descriptor but its socket, and given the crash's directories with GO. Everything else
+ * the manager reads of the process comes from the kernel alone and stays on the event loop
+ * (meta.c).
  *
  * The child reports through memory shared with the manager: each record field once complete,
  * and where it is (the step, the file being opened), so a stall is recorded precisely and what

@@ -149,7 +149,7 @@ static int enter_empty_root_mapped(uid_t uid, gid_t gid) {
 /* Namespaces made before the job (they do not depend on it), waiting for the user to map. */
 static struct {
         int state;  /* 0: not prepared; 1: made, helper waiting; -EOPNOTSUPP: refused by the kernel */
-        bool empty_root; /* enter_empty_root() done */
+        bool empty_root; /* made, before the user namespace or (enter_empty_root_mapped()) in it */
         pid_t helper;
         int pipe_fd; /* to the helper: the ids to map, or nothing (it exits) */
 } ns_prep = { .pipe_fd = -EBADF };

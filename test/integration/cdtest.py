@@ -158,18 +158,25 @@ class Daemon:
         with open(self.log) as f:
             return f.read()
 
+    def _children_named(self):
+        """The daemon's children: [(pid, comm)]."""
+        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.proc.pid)], capture_output=True, text=True).stdout
+        return [(int(line.split()[0]), " ".join(line.split()[1:])) for line in out.splitlines()]
+
     def children(self):
         """The daemon's workers: its children but the zygote that forks them and the spare
         collector (coredump-proc)."""
-        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.proc.pid)], capture_output=True, text=True).stdout
-        return [int(line.split()[0]) for line in out.splitlines()
-                if line.split()[1:] not in (["coredump-zygote"], ["coredump-proc"])]
+        return [pid for pid, comm in self._children_named() if comm not in ("coredump-zygote", "coredump-proc")]
 
     def zygote(self):
         """The zygote's PID, or None."""
-        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.proc.pid)], capture_output=True, text=True).stdout
-        z = [int(line.split()[0]) for line in out.splitlines() if line.split()[1:] == ["coredump-zygote"]]
+        z = [pid for pid, comm in self._children_named() if comm == "coredump-zygote"]
         return z[0] if z else None
+
+    def collectors(self):
+        """The daemon's collectors (coredump-proc): the spare forked ahead of the next crash, and
+        those of crashes in flight."""
+        return [pid for pid, comm in self._children_named() if comm == "coredump-proc"]
 
     def wait_log(self, pattern, timeout=20):
         """The whole line of the daemon's log that pattern is found in, once it is there."""

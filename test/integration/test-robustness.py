@@ -232,12 +232,6 @@ def case_worker_replaced():
     check(d.stop() == 0, "daemon did not stop cleanly")
 
 
-def spare_collectors(d):
-    """coredumpd's children named coredump-proc: the collector forked ahead of the next crash."""
-    out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(d.proc.pid)], capture_output=True, text=True).stdout
-    return [int(line.split()[0]) for line in out.splitlines() if line.split()[1:] == ["coredump-proc"]]
-
-
 def python_crash(marker):
     """python3 killed by SIGSEGV with marker in its command line and environment: its PID."""
     p = subprocess.Popen([sys.executable, "-c", "import os; os.kill(os.getpid(), 11)", marker],
@@ -249,12 +243,12 @@ def python_crash(marker):
 def case_collector_spare():
     """What may block on a crashed process (its command line, environment, memory map, mapped
     files) is read by a collector forked ahead of the crash: one coredump-proc child of coredumpd
-    that keeps no descriptor but its socket, used for one crash, and forked anew once that crash is done.
-    A spare that is killed is replaced by a fork at the next crash, which is read whole all the
-    same. A real program (python3, dozens of mapped files) each time."""
+    that keeps no descriptor but its socket, used for one crash, and forked anew once that crash
+    is done. A spare that is killed is replaced by a fork at the next crash, which is read whole
+    all the same. A real program (python3, dozens of mapped files) each time."""
     env = Env()
     d = env.start()
-    first = wait_until(lambda: spare_collectors(d), 10, lambda: f"a spare collector:\n{d.log_text()}")
+    first = wait_until(lambda: d.collectors(), 10, lambda: f"a spare collector:\n{d.log_text()}")
     check(len(first) == 1, f"one spare collector expected: {first}")
     held = {fd: os.readlink(f"/proc/{first[0]}/fd/{fd}") for fd in os.listdir(f"/proc/{first[0]}/fd")}
     beyond = [t for fd, t in held.items() if int(fd) > 2]
@@ -270,14 +264,14 @@ def case_collector_spare():
 
     pid = python_crash("first")
     whole(pid, "first")
-    second = wait_until(lambda: [p for p in spare_collectors(d) if p not in first], 10,
+    second = wait_until(lambda: [p for p in d.collectors() if p not in first], 10,
                         lambda: f"a new spare after the crash (had {first}):\n{d.log_text()}")
-    check(first[0] not in spare_collectors(d), "the used collector is still there")
+    check(first[0] not in d.collectors(), "the used collector is still there")
     os.kill(second[0], signal.SIGKILL)
     pid = python_crash("after-kill")
     whole(pid, "after-kill")
     check(d.proc.poll() is None, "the daemon went with its spare")
-    last = wait_until(lambda: spare_collectors(d), 10, lambda: f"a spare after the second crash:\n{d.log_text()}")
+    last = wait_until(lambda: d.collectors(), 10, lambda: f"a spare after the second crash:\n{d.log_text()}")
     check(d.stop() == 0, "daemon did not stop cleanly")
 
     def gone(pid):
