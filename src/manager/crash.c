@@ -180,7 +180,7 @@ static int crash_collect_finish(Crash *c) {
 /* The kernel's part of /proc, read here; 1 if the collector was started for the rest. */
 static int crash_collect_start(Crash *c) {
         _cleanup_close_ int host = -EBADF;
-        int r;
+        int r, collecting;
 
         c->kernel_read = true;
         if (c->pipe && c->pidfd < 0)
@@ -195,11 +195,16 @@ static int crash_collect_start(Crash *c) {
         }
         host = container_host_dir();
         c->leader_dir = container_leader(c->proc_dir, host);
-        container_add_fields(&c->meta.fields, c->proc_dir, host);
         /* systemd's EnterNamespace=no: the files of a process in another mount namespace are the
          * host's at the same paths (only the very files it mapped pass the collector's check) */
         if (host >= 0 && container_ns_same(c->proc_dir, host, "ns/mnt") == 0 && !c->manager->config.enter_namespace)
                 c->files_root = openat(host, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        /* the collector first, on the other CPU while the rest is read here: the task is held */
+        collecting = collector_start(c, c->incomplete, sizeof c->incomplete);
+        if (collecting < 0)
+                log_error_errno(collecting, "Crash of PID %d: no collector: %m", (int) c->info.pid);
+        meta_collect_rest(&c->meta, c->proc_dir);
+        container_add_fields(&c->meta.fields, c->proc_dir, host);
         /* as systemd: where the kernel's pidfd says which process this is, or the dump is a
          * plain user's (pipe mode without %F); never one that was forwarded here already */
         if (!c->forwarded && (c->pidfd >= 0 || (c->info.coredump_mask & PIDFD_COREDUMP_USER)) &&
@@ -207,10 +212,7 @@ static int crash_collect_start(Crash *c) {
             (r = forward_target_find(c->proc_dir, host, c->info.ruid, c->info.rgid, &c->forward)) < 0)
                 log_debug_errno(r, "Crash of PID %d: its container cannot be checked for a collector: %m",
                                 (int) c->info.pid);
-        r = collector_start(c, c->incomplete, sizeof c->incomplete);
-        if (r < 0)
-                log_error_errno(r, "Crash of PID %d: no collector: %m", (int) c->info.pid);
-        return r > 0;
+        return collecting > 0;
 }
 
 /* Metadata and the base record, once: before the ack, so a rejected crash is recorded too.

@@ -2,6 +2,7 @@
 /* What the kernel says of a crashed process in /proc, as record fields (its memory and mapped
  * files are the collector's, its container container.c's). Manager (root): reads only the task's
  * /proc, through its verified dirfd. */
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <elf.h>
@@ -258,21 +259,26 @@ static void read_identity(CrashMeta *m, int dir) {
         }
 }
 
-/* Only what the kernel itself answers: no read here touches the process's memory or a file it
- * mapped, or waits for its address space's lock (maps does: a process sharing it, stuck in a
- * fault on a user's FUSE file with the lock held, would hold the event loop too): the collector
- * does those. */
+/* Only what the kernel itself answers, here and in meta_collect_rest(): no read touches the
+ * process's memory or a file it mapped, or waits for its address space's lock (maps does: a
+ * process sharing it, stuck in a fault on a user's FUSE file with the lock held, would hold the
+ * event loop too): the collector does those. These are the ones the worker's user and the
+ * collector's request depend on. */
 static void read_proc_fields(CrashMeta *m, int dir) {
         read_identity(m, dir);
         if (m->comm[0])
                 (void) record_add_str(&m->fields, "COREDUMP_COMM", m->comm);
         if (m->exe[0])
                 (void) record_add_str(&m->fields, "COREDUMP_EXE", m->exe);
-        add_cgroup(m, dir);
         add_file(m, dir, "status", "COREDUMP_PROC_STATUS", PROC_FILE_MAX);
         add_file(m, dir, "mountinfo", "COREDUMP_PROC_MOUNTINFO", PROC_FILE_MAX);
-        add_link(m, dir, "cwd", "COREDUMP_CWD");
         add_link(m, dir, "root", "COREDUMP_ROOT");
+}
+
+void meta_collect_rest(CrashMeta *m, int dir) {
+        assert(m->proc_valid && dir >= 0);
+        add_cgroup(m, dir);
+        add_link(m, dir, "cwd", "COREDUMP_CWD");
         add_open_fds(m, dir);
         add_task_comms(m, dir);
 }

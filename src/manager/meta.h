@@ -8,7 +8,8 @@
  * confirmation fails, everything read is thrown away and only the kernel's pidfd info counts.
  * meta_collect() reads what the kernel answers by itself, on the event loop; the collector
  * (collector.h) then reads the process's memory and opens its mapped files through the same
- * dirfd; meta_confirm() comes after both. */
+ * dirfd, while meta_collect_rest() reads the kernel's remaining answers; meta_confirm() comes
+ * after all of them. */
 
 #include <limits.h>
 #include <stdbool.h>
@@ -52,8 +53,13 @@ typedef struct TaskCreds {
         uint64_t cap_eff;
 } TaskCreds;
 
-/* Fills ret and gives the verified /proc directory (for the collector and meta_confirm). */
+/* Fills ret with what the collector's request and the worker's user depend on (identity,
+ * auxv, limits, status, mountinfo, root) and gives the verified /proc directory (for the
+ * collector, meta_collect_rest() and meta_confirm). */
 int meta_collect(int pidfd, const PidfdInfo *info, CrashMeta *ret, int *ret_dir);
+/* The rest (cgroup, cwd, open descriptors, thread names), read through the same directory while
+ * the collector runs; meta_confirm() covers these reads too. */
+void meta_collect_rest(CrashMeta *m, int dir);
 /* Pipe mode without a pidfd: /proc guarded by the dumping thread's PF_DUMPCORE flag. */
 int meta_collect_unpinned(pid_t pid, pid_t tid, CrashMeta *ret, int *ret_dir);
 /* After every read: still the same process? If not, everything read is thrown away (-ESRCH). */
