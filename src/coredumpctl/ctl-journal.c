@@ -128,7 +128,8 @@ static void collectors(const CtlArgs *a, uid_t *ret_ours, uid_t *ret_systemd) {
 #define DECIMAL_UID_MAX 11U
 
 /* Which uid the workers of each machine log as, as that machine's coredumpd (root) told its
- * journal at start (announce_workers()); read once per run, for entries of other machines. */
+ * journal at start and at each reload that changed it (announce_workers()); read once per run,
+ * for entries of other machines. */
 typedef struct Announced {
         char machine[MACHINE_ID_HEX + 1];
         uid_t uid;

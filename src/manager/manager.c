@@ -227,8 +227,27 @@ static void manager_unregister(Manager *m) {
         m->registered = m->pipe_limit_raised = false;
 }
 
+/* Tells the journal, as root, which uid the workers log crash entries as: journals read on another
+ * machine carry this machine's uids, which mean nothing there (coredumpctl(1)). Without journald
+ * (records only) there is nobody to tell. */
+static void announce_workers(const Manager *m) {
+        _cleanup_(record_free) Record r = {};
+        int e;
+
+        e = record_addf(&r, "MESSAGE", "Workers log crash entries as uid %u (%s)", (unsigned) m->worker_uid,
+                        m->config.worker_user);
+        e = e ?: record_add_str(&r, "MESSAGE_ID", MESSAGE_COREDUMP_WORKERS_STR);
+        e = e ?: record_add_str(&r, "PRIORITY", "6");
+        e = e ?: record_addf(&r, WORKERS_UID_FIELD, "%u", (unsigned) m->worker_uid);
+        /* a stopped journald must not stop the start */
+        e = e ?: journal_send_record(r.buf, r.len, NULL, 0, MSG_DONTWAIT);
+        if (e < 0 && e != -ENOENT && e != -ECONNREFUSED)
+                log_debug_errno(e, "Failed to tell the journal the workers' uid: %m");
+}
+
 int manager_reload(Manager *m) {
         Config old = m->config, fresh;
+        uid_t old_uid = m->worker_uid;
         int r;
 
         log_info("Reloading configuration");
@@ -249,6 +268,8 @@ int manager_reload(Manager *m) {
         pool_retire_idle(m);
         pool_fill(m);
         manager_update_accepting(m);
+        if (m->worker_uid != old_uid) /* entries from now on come from another uid */
+                announce_workers(m);
         return 0;
 }
 
@@ -298,24 +319,6 @@ static int on_vacuum_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         store_vacuum(m->storage_fd, &m->config, NULL, 0, &m->store_usage);
         (void) sd_event_source_set_time_relative(s, VACUUM_PERIOD_USEC);
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-}
-
-/* Tells the journal, as root, which uid the workers log crash entries as: journals read on another
- * machine carry this machine's uids, which mean nothing there (coredumpctl(1)). Without journald
- * (records only) there is nobody to tell. */
-static void announce_workers(const Manager *m) {
-        _cleanup_(record_free) Record r = {};
-        int e;
-
-        e = record_addf(&r, "MESSAGE", "Workers log crash entries as uid %u (%s)", (unsigned) m->worker_uid,
-                        m->config.worker_user);
-        e = e ?: record_add_str(&r, "MESSAGE_ID", MESSAGE_COREDUMP_WORKERS_STR);
-        e = e ?: record_add_str(&r, "PRIORITY", "6");
-        e = e ?: record_addf(&r, WORKERS_UID_FIELD, "%u", (unsigned) m->worker_uid);
-        /* a stopped journald must not stop the start */
-        e = e ?: journal_send_record(r.buf, r.len, NULL, 0, MSG_DONTWAIT);
-        if (e < 0 && e != -ENOENT && e != -ECONNREFUSED)
-                log_debug_errno(e, "Failed to tell the journal the workers' uid: %m");
 }
 
 int manager_run(Manager *m) {

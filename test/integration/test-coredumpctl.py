@@ -6,8 +6,10 @@ where both read the same journal."""
 import json
 import os
 import pty
+import pwd
 import re
 import shutil
+import signal
 import subprocess
 
 from cdtest import (COREDUMP_MESSAGE_ID, COREDUMPCTL, CRASHER, Env, Journal, check, coredumpctl, crash, elf_core_info,
@@ -444,6 +446,67 @@ def case_central():
     check(info["type"] == 4 and here in info["pids"] and info["threads"] == 4, f"not PID {here}'s core: {info}")
 
 
+WORKERS_MESSAGE_ID = "9aa2e6ef52d9486daa6682c12982eb32"
+
+
+def remote_journal(env, entries, name):
+    """A journal as systemd-journal-remote writes it on a central machine, of these entries
+    (dicts of bytes as journald wrote them here) under another machine's id and host name."""
+    remote = next((p for p in JOURNAL_REMOTE_PATHS if os.access(p, os.X_OK)), None)
+    check(remote, f"no systemd-journal-remote in {JOURNAL_REMOTE_PATHS}")
+    data = b""
+    for e in entries:  # the address fields of the journal they come from are not carried over
+        kept = {k: v for k, v in e.items() if not k.startswith("__") or k in ("__REALTIME_TIMESTAMP",
+                                                                              "__MONOTONIC_TIMESTAMP")}
+        data += export_with(kept, _MACHINE_ID=OTHER_MACHINE, _HOSTNAME="far-away", COREDUMP_HOSTNAME="far-away")
+    central = os.path.join(env.base, name)
+    os.makedirs(central)
+    p = subprocess.run([remote, "--split-mode=none", "-o", os.path.join(central, "remote.journal"), "-"], input=data,
+                       capture_output=True, timeout=60)
+    check(p.returncode == 0, f"systemd-journal-remote refused the entries: {p.stderr.decode()}")
+    return central
+
+
+def case_worker_user_reload():
+    """A reload that changes WorkerUser= tells the journal, as root, the uid the workers log
+    crash entries as from then on, as the start did for the first: on a central machine (the
+    journal through systemd-journal-remote) the entries from before and after the reload are
+    both believed; without the second announcement the later one would not be."""
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+
+    def announced():
+        return [e for e in j.entries("MESSAGE_ID=" + WORKERS_MESSAGE_ID) if e.get("_UID") == b"0"]
+    first = wait_until(announced, 30, lambda: f"the workers' uid announced at start:\n{d.log_text()}")
+    old = int(first[0]["COREDUMP_SOCKET_WORKER_UID"])
+    users = [pwd.getpwnam(n) for n in ("nobody", "daemon") if n in {p.pw_name for p in pwd.getpwall()}]
+    new = next((u for u in users if u.pw_uid not in (old, 0)), None)
+    check(new, f"no user but the workers' ({old}) to switch to")
+    before = crash_and_wait(env, 0)
+    entry_before = j.entry(before)
+    env.write_config({"WorkerUser": new.pw_name})
+    d.proc.send_signal(signal.SIGHUP)
+    both = wait_until(lambda: len(announced()) >= 2 and announced(), 30,
+                      lambda: f"the reload's announcement:\n{d.log_text()}")
+    check([e["COREDUMP_SOCKET_WORKER_UID"] for e in both] == [str(old).encode(), str(new.pw_uid).encode()],
+          f"announced: {[e.get('COREDUMP_SOCKET_WORKER_UID') for e in both]}, expected {old} then {new.pw_uid}")
+    after = crash_and_wait(env, 1)
+    entry_after = j.entry(after)
+    check((entry_before.get("_UID"), entry_after.get("_UID")) == (str(old).encode(), str(new.pw_uid).encode()),
+          f"entries written by {entry_before.get('_UID')} and {entry_after.get('_UID')}, "
+          f"expected {old} then {new.pw_uid}")
+    d.stop()
+    C = ("--storage", os.path.join(env.base, "no-store"), "--json=short", "list")
+    central = remote_journal(env, [*both, entry_before, entry_after], "central")
+    pids = {e["pid"] for e in json.loads(ok(coredumpctl("-D", central, *C), "central list"))}
+    check(pids == {before, after}, f"believed centrally: {sorted(pids)}, expected {before} and {after}")
+    # the same without the reload's announcement: the later entry's writer is nobody known
+    partial = remote_journal(env, [both[0], entry_before, entry_after], "central-start-only")
+    pids = {e["pid"] for e in json.loads(ok(coredumpctl("-D", partial, *C), "central list, start only"))}
+    check(pids == {before}, f"believed with the start's announcement alone: {sorted(pids)}, expected {before}")
+
+
 def on_pty(args, env=None, stdout_file=None, timeout=300):
     """Runs our coredumpctl with a terminal as stdout (or stderr, if stdout goes to a file) and
     returns (exit status, what the terminal got)."""
@@ -502,4 +565,4 @@ def case_terminal():
 if __name__ == "__main__":
     run_cases({"journal": case_journal, "records": case_records, "mix": case_mix, "gdb": case_gdb,
                "negative": case_negative, "user": case_user, "forged": case_forged, "vacuum": case_vacuum, "group": case_group,
-               "central": case_central, "terminal": case_terminal})
+               "central": case_central, "worker_user_reload": case_worker_user_reload, "terminal": case_terminal})
