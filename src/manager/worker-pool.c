@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
@@ -202,10 +203,13 @@ static void on_spool(Worker *w) {
                 return;
         }
         w->spool_asked = true;
+        worker_spool_return(w); /* what came with the job: this grant replaces it */
         left = budget > m->spool_held ? budget - m->spool_held : 0;
         grant.bytes = MIN(MIN(ask.bytes, w->spool_ceiling), left);
         w->spool_granted = grant.bytes;
         m->spool_held += grant.bytes;
+        log_debug("Worker %d: %" PRIu64 " bytes of spool granted (%" PRIu64 " asked)", (int) w->pid, grant.bytes,
+                  ask.bytes);
         r = proto_send(w->control_fd, &grant, sizeof grant, NULL, 0);
         if (r < 0)
                 worker_fail(w, "could not be sent its spool", "the worker failed");
@@ -551,6 +555,9 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         if ((job->msg.flags & JOB_FLAG_STORE) && job->msg.compression != COMPRESSION_NONE && spool_budget > m->spool_held)
                 job->msg.spool_max = spool_budget - m->spool_held;
         w->spool_ceiling = job->msg.spool_max;
+        job->msg.spool_given = MIN(job->msg.spool_max, JOB_SPOOL_GIVEN);
+        w->spool_granted = job->msg.spool_given; /* returned with the rest at RESULT or its end */
+        m->spool_held += w->spool_granted;
         if (table_fd < 0) {
                 worker_kill(w, "could not be given its module table");
                 return table_fd;

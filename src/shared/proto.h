@@ -118,10 +118,18 @@ typedef struct MsgJob {
         /* the most a SPOOL may be granted (SpoolMax= less what other cores hold as the job
          * starts); 0: ask for none. */
         uint64_t spool_max;
+        /* room granted with the job (JOB_SPOOL_GIVEN at most, within spool_max): a core whose
+         * stored part fits asks no SPOOL; one that does not asks for all it wants, and the
+         * GRANT replaces this */
+        uint64_t spool_given;
 } MsgJob;
 
 /* No job's spool_max is larger (SpoolMax= is capped at a share of the memory far below). */
 #define JOB_SPOOL_MAX (UINT64_C(1) << 44)
+/* Spool room that comes with a job: a tiny crash's core (a few hundred KiB) is spooled without a
+ * round trip to the manager while its task is held. Each job that may spool holds this much of
+ * SpoolMax= until its result (64 MiB for the default MaxParallel= of 16). */
+#define JOB_SPOOL_GIVEN (UINT64_C(4) << 20)
 
 /* The zygote (a coredump-worker started as "coredump-zygote": linked, its seccomp filter
  * compiled, nothing of any crash) makes each worker as a child of coredumpd (CLONE_PARENT):

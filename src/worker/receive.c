@@ -225,7 +225,7 @@ typedef enum SpoolMode {
  * offset with what was granted. */
 static SpoolMode spool_decide(const ElfStream *elf, const StoreCtx *st, uint64_t got, spool_ask_fn ask,
                               Spool *spool) {
-        uint64_t end, granted = 0;
+        uint64_t end, want, granted = 0;
 
         if (!st->sink || !ask || st->job->spool_max == 0 || st->cut || st->error < 0 || elf->state == ELF_STREAM_INVALID)
                 return SPOOL_OFF;
@@ -235,8 +235,14 @@ static SpoolMode spool_decide(const ElfStream *elf, const StoreCtx *st, uint64_t
         if (end <= got || end - got < SPOOL_WANT_MIN)
                 return SPOOL_OFF;
         /* only what is to be stored is spooled; a memfd, it holds no more than the worker's file
-         * size limit (a core larger than that spills: the limit is never raised for the spool) */
-        if (ask(MIN(MIN(end - got, st->job->spool_max), job_file_size_limit(st->job)), &granted) < 0 || granted == 0)
+         * size limit (a core larger than that spills: the limit is never raised for the spool).
+         * What fits the room that came with the job is not asked for. */
+        want = MIN(MIN(end - got, st->job->spool_max), job_file_size_limit(st->job));
+        if (want <= st->job->spool_given)
+                granted = want;
+        else if (ask(want, &granted) < 0)
+                return SPOOL_OFF;
+        if (granted == 0)
                 return SPOOL_OFF;
         if (spool_open(spool, got, MIN(MIN(granted, st->job->spool_max), job_file_size_limit(st->job))) < 0) {
                 log_debug("Could not open the spool, compressing while receiving");

@@ -68,6 +68,7 @@ static int ask_spool(uint64_t bytes, uint64_t *granted) {
 static int job_valid(const MsgJob *job) {
         if (job->compression > COMPRESSION_LZ4 || (job->flags & ~JOB_FLAGS_ALL) || job->spare != 0 ||
             job->spare2 != 0 || job->n_modules > MODULES_MAX || job->spool_max > JOB_SPOOL_MAX ||
+            job->spool_given > job->spool_max ||
             job->uid == 0 || job->uid == UID_INVALID || job->gid == GID_INVALID)
                 return -EBADMSG;
         return 0;

@@ -118,6 +118,45 @@ def case_real_program():
     d.stop()
 
 
+GRANTED = r"Worker \d+: (\d+) bytes of spool granted \((\d+) asked\)"
+
+
+def case_given():
+    """The room that comes with the job (4 MiB, within SpoolMax=): a small core is spooled without
+    asking the manager while its task is held (the crasher's, and bash's when it fits), a 16 MiB
+    one asks and gets all of it; SpoolMax= smaller than that room bounds what comes with a job."""
+    env = Env()
+    d = env.start(environ=DEBUG)
+    pid, _ = crash("segv")
+    d.wait_log(rf"Crash of PID {pid} \(crasher[^)]*\): core complete")
+    stored_core(env, d, pid)
+    check((spooled(d, pid) or 0) > 0, f"the tiny core was not spooled:\n{d.log_text()[-3000:]}")
+    check(not re.findall(GRANTED, d.log_text()), f"the tiny core asked for its spool:\n{d.log_text()[-3000:]}")
+    p = subprocess.run(["bash", "-c", "kill -SEGV $$"])
+    check(p.returncode == -signal.SIGSEGV, f"bash ended with {p.returncode}")
+    bash = int(re.findall(r"Crash of PID (\d+) \(bash", d.wait_log(r"Crash of PID \d+ \(bash[^)]*\): core complete", 60))[0])
+    core, _ = stored_core(env, d, bash)
+    asked = re.findall(GRANTED, d.log_text())
+    print(f"observed: bash core {os.path.getsize(core)} bytes, {spooled(d, bash)} bytes spooled, asked: {asked}")
+    check((spooled(d, bash) or 0) > 0, f"bash's core was not spooled:\n{d.log_text()[-3000:]}")
+    check(bool(asked) == (os.path.getsize(core) > 4 << 20), f"bash's core of {os.path.getsize(core)} bytes asked {asked}")
+    before = len(asked)
+    p, _, _ = held_crash(16)
+    d.wait_log(rf"Crash of PID {p.pid} \(crasher[^)]*\): core complete", 60)
+    asked = re.findall(GRANTED, d.log_text())[before:]
+    check(len(asked) == 1 and int(asked[0][0]) == int(asked[0][1]) > 16 << 20,
+          f"the 16 MiB core's spool: {asked}\n{d.log_text()[-3000:]}")
+    check((spooled(d, p.pid) or 0) > 16 << 20, f"the 16 MiB core was not spooled whole:\n{d.log_text()[-3000:]}")
+    d.stop()
+    env = Env({"SpoolMax": "64K"})
+    d = env.start(environ=DEBUG)
+    pid, _ = crash("segv")
+    d.wait_log(r"outgrew its spool \(65536 bytes\)")
+    d.wait_log(rf"Crash of PID {pid} \(crasher[^)]*\): core complete")
+    stored_core(env, d, pid)
+    d.stop()
+
+
 def case_graceful_stop():
     """SIGTERM once the task is released and its core is still being compressed from the spool:
     the daemon finishes it before it exits (a spooled crash is not lost to a restart)."""
@@ -135,4 +174,4 @@ def case_graceful_stop():
 
 if __name__ == "__main__":
     run_cases({"released_first": case_released_first, "sparse": case_sparse, "overflow": case_overflow,
-               "real_program": case_real_program, "graceful_stop": case_graceful_stop})
+               "real_program": case_real_program, "given": case_given, "graceful_stop": case_graceful_stop})
