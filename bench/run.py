@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The benchmark: coredump-socket with its default configuration (backtraces on) against the
 drain-only reference server (the least a collector can do: handshake, read, discard), the
-workloads of docs/performance.md, interleaved round by round in one run.
+workloads of docs/performance.md, interleaved round by round in one run; beside it the same
+server keeping the core in a fresh memfd until the release (spool-only), what holding a core in
+memory costs the crashed task on this machine.
 
     sudo python3 bench/run.py [--rounds 5] [--storm 200] [--build build]
 
@@ -175,9 +177,10 @@ class Coredumpd:
 
 
 class Drain:
-    def __init__(self, build, rundir):
-        self.sock = os.path.join(rundir, "drain.sock")
-        self.proc = subprocess.Popen([os.path.join(build, "bench", "drainsrv"), self.sock], stdout=subprocess.PIPE)
+    def __init__(self, build, rundir, memfd=False):
+        self.sock = os.path.join(rundir, "spool.sock" if memfd else "drain.sock")
+        self.proc = subprocess.Popen([os.path.join(build, "bench", "drainsrv"), *(["--memfd"] if memfd else []),
+                                      self.sock], stdout=subprocess.PIPE)
         cdtest._restore.append((lambda: (self.proc.kill(), self.proc.wait()), "drainsrv"))
         if self.proc.stdout.readline().strip() != b"ready":
             raise RuntimeError("drainsrv did not start")
@@ -346,10 +349,14 @@ def main():
     cdtest.save_sysctl(cdtest.CORE_PIPE_LIMIT)
     crasher = os.path.join(a.build, "test", "crasher")
     rundir, base = scratch_dirs()
-    cd, drain = Coredumpd(a.build, rundir, base), Drain(a.build, rundir)
+    cd, drain, spool = Coredumpd(a.build, rundir, base), Drain(a.build, rundir), Drain(a.build, rundir, memfd=True)
     sd_bin = None if a.no_systemd else systemd_coredump_binary(a.build)
     sd = SystemdCoredump(sd_bin, base) if sd_bin else None
-    collectors = [("drain-only", drain), ("coredumpd", cd)] + ([("systemd-coredump", sd)] if sd else [])
+    # spool-only last: the memory it frees would be warm for whichever came next (on a hypervisor
+    # that takes back free guest memory, a first touch is what the spool pays for)
+    collectors = [("drain-only", drain), ("coredumpd", cd)] + ([("systemd-coredump", sd)] if sd else []) + \
+        [("spool-only", spool)]
+    references = (drain, spool)
 
     def use(coll):
         cdtest.write_file(cdtest.CORE_PIPE_LIMIT, "16" if coll is sd else "0")
@@ -374,7 +381,7 @@ def main():
                     cd.wait_done([pid], poll=0.002)
                 elif coll is sd:
                     sd.wait_done()
-                done_ms = (time.monotonic() - t0) * 1000 if coll is not drain else ms
+                done_ms = (time.monotonic() - t0) * 1000 if coll not in references else ms
                 if coll is cd:
                     cd.settle(spares)
                 if rnd == 0:
@@ -390,6 +397,8 @@ def main():
     storms = {}
     stormer = os.path.join(a.build, "bench", "stormer")
     for name, coll in collectors:
+        if coll is spool:
+            continue
         use(coll)
         c0 = cpu_now(coll)
         spares = cd.workers() if coll is cd else set()
@@ -419,17 +428,20 @@ def main():
     print(f"coredump-socket benchmark: Linux {os.uname().release}, {os.cpu_count()} CPUs, {a.rounds} rounds, "
           f"interleaved; coredumpd with its defaults (zstd, backtraces on)"
           + ("; systemd-coredump " + sd_bin if sd else "; systemd-coredump not found"))
-    print("held: crash to waitpid(), how long the task is held (ms, median); ratio: to drain-only; complete: crash to"
+    print("held: crash to waitpid(), how long the task is held (ms, median); ratio: to drain-only; spool: drain-only"
+          " writing the core but its zero pages into a fresh memfd before the release, the least a collector holding the core in memory"
+          " pays (the pages' first touch); complete: crash to"
           " the journal entry (or record) logged, polled every 2 ms for coredumpd (ms, median); CPU: ms per crash (mean"
           " of clock ticks for coredumpd, cpuacct for systemd-coredump's service and journald); stored: bytes on disk")
-    head = f"{'workload':<17} {'drain':>6}"
-    for n in names[1:]:
+    shown = [n for n in names if n not in ("drain-only", "spool-only")]
+    head = f"{'workload':<17} {'drain':>6} {'spool':>6}"
+    for n in shown:
         head += f" | {n:>16} {'ratio':>6} {'complete':>8} {'CPU':>7} {'stored':>8}"
     print(head)
     for w, _ in WORKLOADS:
         ref = statistics.median(lat[w]["drain-only"])
-        line = f"{w:<17} {ref:6.1f}"
-        for n in names[1:]:
+        line = f"{w:<17} {ref:6.1f} {statistics.median(lat[w]['spool-only']):6.1f}"
+        for n in shown:
             ours = statistics.median(lat[w][n])
             line += (f" | {ours:16.1f} {ours / ref:5.2f}x {statistics.median(complete[w][n]):8.1f} "
                      f"{statistics.mean(cpu[w][n]):7.1f} "
