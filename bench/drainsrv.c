@@ -39,7 +39,8 @@ static bool zero_page(const uint8_t *p, size_t n) {
 static void put(int *fd, const uint8_t *p, size_t n) {
         while (*fd >= 0 && n > 0) {
                 ssize_t k = write(*fd, p, n);
-                if (k <= 0) {
+                if (k <= 0) { /* the reference would be drain-only from here: say so */
+                        perror("drainsrv: writing the memfd");
                         close(*fd);
                         *fd = -1;
                         return;
@@ -49,13 +50,15 @@ static void put(int *fd, const uint8_t *p, size_t n) {
         }
 }
 
-/* The n bytes at p into fd (the memfd), in runs between whole pages of zeros (which a spool
- * leaves out); nothing more once a write failed. */
-static void keep(int *fd, const uint8_t *p, size_t n) {
+/* The n bytes at stream offset off, at p, into fd (the memfd), in runs between whole pages of
+ * zeros of the stream (which a spool leaves out); nothing more once a write failed. */
+static void keep(int *fd, const uint8_t *p, size_t n, uint64_t off) {
         size_t run = 0; /* bytes of data before p + done not written yet */
 
         for (size_t done = 0; done < n;) {
-                size_t piece = n - done < PAGE ? n - done : PAGE;
+                size_t piece = PAGE - (size_t) ((off + done) % PAGE);
+                if (piece > n - done)
+                        piece = n - done;
                 if (zero_page(p + done, piece)) {
                         put(fd, p + done - run, run);
                         run = 0;
@@ -76,11 +79,12 @@ static void handle(int c, uint8_t *buf, int *spool) {
                 if (send(c, &ack, sizeof ack, MSG_NOSIGNAL) != sizeof ack || read_exact(c, &mark, 4) < 0 || mark)
                         return;
         }
-        for (;;) {
+        for (uint64_t off = 0;;) {
                 ssize_t n = read(c, buf, BUF_SIZE);
                 if (n <= 0)
                         break;
-                keep(spool, buf, (size_t) n);
+                keep(spool, buf, (size_t) n, off);
+                off += (uint64_t) n;
         }
 }
 
@@ -112,6 +116,10 @@ int main(int argc, char **argv) {
                         return 1;
                 }
                 spool = memfd ? memfd_create("drainsrv-spool", MFD_CLOEXEC) : -1;
+                if (memfd && spool < 0) {
+                        perror("drainsrv: memfd_create");
+                        return 1;
+                }
                 handle(c, buf, &spool);
                 close(c);
                 if (spool >= 0)

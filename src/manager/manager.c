@@ -262,6 +262,9 @@ int manager_reload(Manager *m) {
                 m->config = old;
                 (void) apply_config(m);
                 (void) pool_resolve_user(m);
+                /* the old user's name may now resolve to another uid (or to nobody) */
+                if (m->worker_uid != old_uid)
+                        announce_workers(m);
                 return log_error_errno(r, "New configuration cannot be applied, keeping the previous one.");
         }
         /* Spares were started for the old settings (user); busy workers finish their crash. */

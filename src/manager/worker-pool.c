@@ -29,13 +29,27 @@
 #include "worker-pool.h"
 #include "zygote.h"
 
+/* Together the rooms given with MaxParallel= jobs take at most 1/SPOOL_GIVEN_SHARE of SpoolMax=:
+ * small cores in flight leave the large ones most of it. */
+#define SPOOL_GIVEN_SHARE 4U
+
 /* Its spool is drained (RESULT) or gone with it: the room goes back to the others. */
 static void worker_spool_return(Worker *w) {
         Manager *m = w->manager;
 
         assert(m->spool_held >= w->spool_granted);
         m->spool_held -= w->spool_granted;
+        if (w->spool_granted > 0)
+                log_debug("Worker %d: %" PRIu64 " bytes of spool room back, %" PRIu64 " held by all", (int) w->pid,
+                          w->spool_granted, m->spool_held);
         w->spool_granted = 0;
+}
+
+/* The room a job comes with (MsgJob.spool_given). */
+static uint64_t spool_given(const Manager *m, uint64_t budget, uint64_t spool_max) {
+        uint64_t share = budget / ((uint64_t) SPOOL_GIVEN_SHARE * MAX(m->config.max_parallel, 1U));
+
+        return MIN(MIN(spool_max, share), JOB_SPOOL_GIVEN);
 }
 
 static void worker_free(Worker *w) {
@@ -555,7 +569,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         if ((job->msg.flags & JOB_FLAG_STORE) && job->msg.compression != COMPRESSION_NONE && spool_budget > m->spool_held)
                 job->msg.spool_max = spool_budget - m->spool_held;
         w->spool_ceiling = job->msg.spool_max;
-        job->msg.spool_given = MIN(job->msg.spool_max, JOB_SPOOL_GIVEN);
+        job->msg.spool_given = spool_given(m, spool_budget, job->msg.spool_max);
         w->spool_granted = job->msg.spool_given; /* returned with the rest at RESULT or its end */
         m->spool_held += w->spool_granted;
         if (table_fd < 0) {

@@ -23,8 +23,9 @@
  *                     to become
  *   manager MODULES   the crashed process's mapped files, opened in its mount namespace, in
  *                     batches of MODULES_BATCH descriptors (as many as the table lists)
- *   worker  SPOOL     (at most once, before RESULT) the core's size as its ELF headers say: room
- *                     asked in the memory spool, so that the task goes before the compression
+ *   worker  SPOOL     (at most once, before RESULT, when the room given with the job is too
+ *                     small) the core's size as its ELF headers say: room asked in the memory
+ *                     spool, so that the task goes before the compression
  *   manager GRANT     the answer: the room granted (0: compress while receiving)
  *   worker  RESULT    the core is received and written; what its notes say; [analysis memfd]:
  *                     the stack traces and packages (a record, checked by the manager)
@@ -126,9 +127,9 @@ typedef struct MsgJob {
 
 /* No job's spool_max is larger (SpoolMax= is capped at a share of the memory far below). */
 #define JOB_SPOOL_MAX (UINT64_C(1) << 44)
-/* Spool room that comes with a job: a tiny crash's core (a few hundred KiB) is spooled without a
- * round trip to the manager while its task is held. Each job that may spool holds this much of
- * SpoolMax= until its result (64 MiB for the default MaxParallel= of 16). */
+/* Spool room that comes with a job, at most: a tiny crash's core (a few hundred KiB) is spooled
+ * without a round trip to the manager while its task is held. Each job that may spool holds its
+ * room until its result; the manager gives less where SpoolMax= is small (worker-pool.c). */
 #define JOB_SPOOL_GIVEN (UINT64_C(4) << 20)
 
 /* The zygote (a coredump-worker started as "coredump-zygote": linked, its seccomp filter

@@ -25,10 +25,10 @@ void core_capture_free(CoreCapture *c);
  * near the room's end the pieces halve down to STORE_PIECE_MIN. */
 #define STORE_PIECE_MAX (64U << 10)
 #define STORE_PIECE_MIN 512U
-/* A spool is asked for once the ELF headers are in, if they come within this many bytes... */
+/* A spool is decided on once the ELF headers are in, if they come within this many bytes... */
 #define SPOOL_DECIDE_BY (1U << 20)
-/* ...and only for at least this much more core to store (less compresses faster than a round
- * trip to the manager). */
+/* ...and only for at least this much more core to store (less compresses faster than it is
+ * written into a memfd and read back). */
 #define SPOOL_WANT_MIN (64U << 10)
 
 /* The worker's RLIMIT_FSIZE for a job: its store room (or WORKER_FSIZE_FLOOR, what its memfds
@@ -43,9 +43,10 @@ typedef int (*spool_ask_fn)(uint64_t bytes, uint64_t *granted);
  * KeepFree= (res->store_stop says why it stopped; reading goes on for the stack traces),
  * closes conn as soon as the kernel has nothing more to give (that releases the task), then
  * finishes and syncs the output. With ask (and the job's spool_max), the part of the core after
- * its headers is held in a spool granted by the manager while received and compressed after
- * the release (res->spooled says how much the spool held). With journal_fd >= 0 the core is also copied there, up to
- * the job's journal_size_max (*ret_journal_fit says whether all of it fit). Fills res (with
- * what the core's notes say) and ret_capture; returns 0 or negative errno for a local failure. */
+ * its headers is held in a spool (the room given with the job, or granted on asking) while
+ * received and compressed after the release (res->spooled says how much the spool held). With
+ * journal_fd >= 0 the core is also copied there, up to the job's journal_size_max
+ * (*ret_journal_fit says whether all of it fit). Fills res (with what the core's notes say) and
+ * ret_capture; returns 0 or negative errno for a local failure. */
 int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, spool_ask_fn ask, MsgResult *res,
                  bool *ret_journal_fit, CoreCapture *ret_capture);
