@@ -261,18 +261,17 @@ int manager_reload(Manager *m) {
         if (r < 0) {
                 m->config = old;
                 (void) apply_config(m);
-                (void) pool_resolve_user(m);
-                /* the old user's name may now resolve to another uid (or to nobody) */
-                if (m->worker_uid != old_uid)
-                        announce_workers(m);
-                return log_error_errno(r, "New configuration cannot be applied, keeping the previous one.");
+                (void) pool_resolve_user(m); /* the old name may resolve to another uid by now */
+        } else {
+                /* Spares were started for the old settings (user); busy workers finish their crash. */
+                pool_retire_idle(m);
+                pool_fill(m);
+                manager_update_accepting(m);
         }
-        /* Spares were started for the old settings (user); busy workers finish their crash. */
-        pool_retire_idle(m);
-        pool_fill(m);
-        manager_update_accepting(m);
         if (m->worker_uid != old_uid) /* entries from now on come from another uid */
                 announce_workers(m);
+        if (r < 0)
+                return log_error_errno(r, "New configuration cannot be applied, keeping the previous one.");
         return 0;
 }
 

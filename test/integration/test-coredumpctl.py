@@ -385,14 +385,25 @@ def export_with(entry, **fields):
     return out + b"\n"
 
 
+def journal_remote(env, data, name):
+    """The directory of a journal as systemd-journal-remote writes it on a central machine, of
+    these entries in export format."""
+    remote = next((p for p in JOURNAL_REMOTE_PATHS if os.access(p, os.X_OK)), None)
+    check(remote, f"no systemd-journal-remote in {JOURNAL_REMOTE_PATHS}")
+    central = os.path.join(env.base, name)
+    os.makedirs(central)
+    p = subprocess.run([remote, "--split-mode=none", "-o", os.path.join(central, "remote.journal"), "-"], input=data,
+                       capture_output=True, timeout=60)
+    check(p.returncode == 0, f"systemd-journal-remote refused the entries: {p.stderr.decode()}")
+    return central
+
+
 def case_central():
     """Records of two machines in one journal (systemd-journal-remote's, as a central machine
     has them; the second machine's is this one's record under another machine id and host
     name, the VM test t20 has a real one): list names each crash's host, --group counts the same
     bug once with 2 machines, dump/debug of the other machine's external core says where it is;
     this machine's core still dumps."""
-    remote = next((p for p in JOURNAL_REMOTE_PATHS if os.access(p, os.X_OK)), None)
-    check(remote, f"no systemd-journal-remote in {JOURNAL_REMOTE_PATHS}")
     env = Env()
     d = env.start()
     here, there, other_bug = (crash_and_wait(env, i, mode) for i, mode in enumerate(("deep", "deep", "segv")))
@@ -418,11 +429,7 @@ def case_central():
     for pid, uid, extra in ((4001, "995", {}), (4002, "33", {"_EXE": "/usr/lib/systemd/systemd-coredump"}),
                             (4003, "1000", {}), (4004, "34", {}), (4005, "995", {"COREDUMP_UID": "1000"})):
         data += export_with({**fake, "COREDUMP_PID": str(pid).encode()}, **wrote, _UID=uid, **extra)
-    central = os.path.join(env.base, "remote")
-    os.makedirs(central)
-    p = subprocess.run([remote, "--split-mode=none", "-o", os.path.join(central, "remote.journal"), "-"], input=data,
-                       capture_output=True, timeout=60)
-    check(p.returncode == 0, f"systemd-journal-remote refused the records: {p.stderr.decode()}")
+    central = journal_remote(env, data, "remote")
     C = ("-D", central, "--storage", os.path.join(env.base, "no-store"))
     listed = ok(coredumpctl(*C, "list"), "central list")
     check(listed.splitlines()[0].split()[:4] == ["TIME", "HOST", "PID", "UID"], f"no HOST column:\n{listed}")
@@ -450,21 +457,14 @@ WORKERS_MESSAGE_ID = "9aa2e6ef52d9486daa6682c12982eb32"
 
 
 def remote_journal(env, entries, name):
-    """A journal as systemd-journal-remote writes it on a central machine, of these entries
-    (dicts of bytes as journald wrote them here) under another machine's id and host name."""
-    remote = next((p for p in JOURNAL_REMOTE_PATHS if os.access(p, os.X_OK)), None)
-    check(remote, f"no systemd-journal-remote in {JOURNAL_REMOTE_PATHS}")
+    """journal_remote() of these entries (dicts of bytes as journald wrote them here) under another
+    machine's id and host name."""
     data = b""
     for e in entries:  # the address fields of the journal they come from are not carried over
         kept = {k: v for k, v in e.items() if not k.startswith("__") or k in ("__REALTIME_TIMESTAMP",
                                                                               "__MONOTONIC_TIMESTAMP")}
         data += export_with(kept, _MACHINE_ID=OTHER_MACHINE, _HOSTNAME="far-away", COREDUMP_HOSTNAME="far-away")
-    central = os.path.join(env.base, name)
-    os.makedirs(central)
-    p = subprocess.run([remote, "--split-mode=none", "-o", os.path.join(central, "remote.journal"), "-"], input=data,
-                       capture_output=True, timeout=60)
-    check(p.returncode == 0, f"systemd-journal-remote refused the entries: {p.stderr.decode()}")
-    return central
+    return journal_remote(env, data, name)
 
 
 def case_worker_user_reload():
