@@ -5,10 +5,12 @@
  * is given. */
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/fsuid.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -121,11 +123,27 @@ static int send_modules(int sock, const ModuleSet *set) {
         return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? negative_errno() : 0;
 }
 
+/* Once its result is out: the manager it woke runs next, not its exit, which tears down a copy
+ * of the manager's address space while the task is held (a task woken is often queued on the
+ * CPU of the one that woke it, behind it). At idle priority the exit takes no CPU from anything
+ * else either. */
+static void step_aside(void) {
+        (void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param) {});
+        (void) sched_yield();
+}
+
+/* The set in pages of its own: from the heap (a copy of the manager's), calloc() would copy and
+ * zero all 64 KiB of it with the task held; fresh pages are touched only as far as it is filled. */
+static void module_set_unmap(ModuleSet **s) {
+        if (*s)
+                (void) munmap(*s, sizeof **s);
+}
+
 static int collect_modules(const CollectInput *in, CollectShared *sh, const Record *maps_field) {
         RecordField maps, mountinfo, status, rootf;
         _cleanup_free_ char *root_path = NULL;
         _cleanup_close_ int root = -EBADF;
-        _cleanup_free_ ModuleSet *set = NULL;
+        _cleanup_(module_set_unmap) ModuleSet *set = NULL;
         _cleanup_free_ char *st = NULL;
         TaskCreds creds;
         bool init_userns;
@@ -138,7 +156,9 @@ static int collect_modules(const CollectInput *in, CollectShared *sh, const Reco
                 mountinfo = (RecordField) { .value = (const uint8_t *) "" };
         set_step(sh, COLLECT_CREDENTIALS);
         st = strndup((const char *) status.value, status.value_len);
-        set = calloc(1, sizeof *set);
+        set = mmap(NULL, sizeof *set, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (set == MAP_FAILED)
+                set = NULL;
         if (!st || !set)
                 return -ENOMEM;
         r = meta_parse_status_creds(st, &creds);
@@ -280,5 +300,10 @@ _noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent) {
         sh->error = r < 0 ? r : 0;
         if (r >= 0) /* otherwise the step stays where it stopped, for the record */
                 set_step(sh, COLLECT_DONE);
+        /* EOF now says it is done (everything above is published), not at the exit: the files it
+         * holds are closed only after its address space is torn down. */
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        (void) shutdown(sock, SHUT_RDWR);
+        step_aside();
         _exit(r < 0 ? 1 : 0);
 }

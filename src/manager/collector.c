@@ -93,6 +93,8 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
 
         receive_modules(col);
         if (!col->eof)
+                receive_modules(col); /* the EOF that follows its message is usually queued too */
+        if (!col->eof)
                 return 0;
         col->io_source = sd_event_source_disable_unref(col->io_source);
         if (c)

@@ -421,28 +421,41 @@ static int status_nth(const char *v, unsigned n, unsigned long long *ret) {
         }
 }
 
-static int status_groups(const char *v, TaskCreds *ret) {
-        size_t n = 0;
+/* The groups of a "Groups:" line into groups (NULL: only counted); their number, or -EBADMSG. */
+static ssize_t status_groups_parse(const char *v, gid_t *groups) {
         const char *eol = strchrnul(v, '\n');
+        size_t n = 0;
 
-        ret->groups = calloc(TASK_GROUPS_MAX, sizeof(gid_t));
-        if (!ret->groups)
-                return -ENOMEM;
         for (;;) {
                 char *end;
                 unsigned long long g;
 
                 v += strspn(v, " \t");
                 if (v >= eol)
-                        break;
+                        return (ssize_t) n;
                 errno = 0;
                 g = strtoull(v, &end, 10);
                 if (errno || end == v || g > UINT32_MAX - 1 || n >= TASK_GROUPS_MAX)
                         return -EBADMSG;
-                ret->groups[n++] = (gid_t) g;
+                if (groups)
+                        groups[n] = (gid_t) g;
+                n++;
                 v = end;
         }
-        ret->n_groups = n;
+}
+
+/* Counted first, then read into an array of that size: the collector, a fork of the manager,
+ * would otherwise zero (and so copy) 256 KiB of the manager's heap for every crash, with the
+ * task held. */
+static int status_groups(const char *v, TaskCreds *ret) {
+        ssize_t n = status_groups_parse(v, NULL);
+
+        if (n < 0)
+                return (int) n;
+        ret->groups = calloc(MAX((size_t) n, (size_t) 1), sizeof(gid_t));
+        if (!ret->groups)
+                return -ENOMEM;
+        ret->n_groups = (size_t) status_groups_parse(v, ret->groups);
         return 0;
 }
 

@@ -297,7 +297,11 @@ int modules_open(const ModulesSource *src, ModuleSet *ret) {
         const char *maps = src->maps, *end = src->maps + src->maps_len;
 
         assert(src->root >= 0);
-        *ret = (ModuleSet) {};
+        /* the counts only: nothing past n is read (the tables are 64 KiB) */
+        ret->n = 0;
+        ret->omitted = ret->refused = 0;
+        ret->first_refusal = 0;
+        ret->first_refused[0] = 0;
         /* Past MODULES_MAX, which files the traces get matters: the executable first, then the
          * rest from the highest address down. mmap() hands out addresses top-down, so that is
          * the order they were mapped in: ld.so and the libraries linked at start (libc, the

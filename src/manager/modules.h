@@ -60,7 +60,8 @@ typedef struct MapsFile {
 } MapsFile;
 
 /* Opens the files src->maps names. Returns how many were opened; ret->omitted counts the
- * files left out past MODULES_MAX, ret->refused those not opened. */
+ * files left out past MODULES_MAX, ret->refused those not opened. Only the first ret->n
+ * descriptors and entries are set, the rest of ret left as it was. */
 int modules_open(const ModulesSource *src, ModuleSet *ret);
 void modules_close(ModuleSet *s);
 

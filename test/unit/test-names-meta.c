@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Core names, the auxv and limits parsers, and who may read a stored core. Reads only
- * /proc/sys/kernel/random/boot_id. */
+/* Core names, the auxv, limits and credentials parsers, and who may read a stored core. Reads
+ * only /proc/sys/kernel/random/boot_id. */
 #include <elf.h>
 
 #include "container.h"
@@ -123,8 +123,59 @@ static void test_container_ids(void) {
         CHECK_EQ(container_last_nspid("Name:\tx\nNSpid:\n", &pid), -EBADMSG);
 }
 
+/* The collector's credentials: the fs ids, the groups (as many as the line has, up to
+ * NGROUPS_MAX), the effective capabilities. */
+static void test_creds(void) {
+        const char *head = "Name:\tx\nUid:\t1000\t1001\t1002\t1003\nGid:\t2000\t2001\t2002\t2003\n";
+        char status[1024];
+        TaskCreds c;
+        size_t big_len = strlen("Groups:") + (TASK_GROUPS_MAX + 1) * strlen(" 7") + strlen("\nCapEff:\t0\n") + 1;
+        char *big = malloc(strlen(head) + big_len);
+        size_t at;
+
+        snprintf(status, sizeof status, "%sGroups:\t27 100 65534 \nCapEff:\t0000000000000006\n", head);
+        CHECK_EQ(meta_parse_status_creds(status, &c), 0);
+        CHECK_EQ(c.fsuid, 1003);
+        CHECK_EQ(c.fsgid, 2003);
+        CHECK_EQ(c.n_groups, 3);
+        CHECK_EQ(c.groups[0], 27);
+        CHECK_EQ(c.groups[1], 100);
+        CHECK_EQ(c.groups[2], 65534);
+        CHECK_EQ(c.cap_eff, 6);
+        meta_creds_done(&c);
+
+        snprintf(status, sizeof status, "%sGroups:\t\nCapEff:\t0\n", head);
+        CHECK_EQ(meta_parse_status_creds(status, &c), 0);
+        CHECK_EQ(c.n_groups, 0);
+        meta_creds_done(&c);
+
+        snprintf(status, sizeof status, "%sGroups:\t27 x\nCapEff:\t0\n", head);
+        CHECK_EQ(meta_parse_status_creds(status, &c), -EBADMSG);
+        meta_creds_done(&c);
+        snprintf(status, sizeof status, "%sGroups:\t4294967295\nCapEff:\t0\n", head);
+        CHECK_EQ(meta_parse_status_creds(status, &c), -EBADMSG);
+        meta_creds_done(&c);
+
+        /* NGROUPS_MAX groups are taken, one more is not */
+        CHECK(big);
+        for (size_t n = TASK_GROUPS_MAX; n <= TASK_GROUPS_MAX + 1; n++) {
+                at = (size_t) sprintf(big, "%sGroups:", head);
+                for (size_t i = 0; i < n; i++)
+                        at += (size_t) sprintf(big + at, " 7");
+                sprintf(big + at, "\nCapEff:\t0\n");
+                CHECK_EQ(meta_parse_status_creds(big, &c), n == TASK_GROUPS_MAX ? 0 : -EBADMSG);
+                if (n == TASK_GROUPS_MAX) {
+                        CHECK_EQ(c.n_groups, TASK_GROUPS_MAX);
+                        CHECK_EQ(c.groups[TASK_GROUPS_MAX - 1], 7);
+                }
+                meta_creds_done(&c);
+        }
+        free(big);
+}
+
 int main(void) {
         test_names();
+        test_creds();
         test_container_ids();
         test_auxv();
         test_limits();
