@@ -127,13 +127,25 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
+void worker_watchdog_baseline(Worker *w, int state) {
+        w->progress = (WorkerProgress) {};
+        (void) moved(w);
+        w->progress.state = state;
+        w->progress.sampled = true;
+}
+
 void worker_watchdog_start(Worker *w) {
         Manager *m = w->manager;
         uint64_t stall = m->config.worker_stall_usec, when;
         int r;
 
-        w->progress = (WorkerProgress) { .since_usec = now_usec(CLOCK_MONOTONIC) };
-        (void) moved(w);
+        if (w->progress.sampled) {
+                w->progress.sampled = false;
+                w->progress.since_usec = now_usec(CLOCK_MONOTONIC);
+        } else {
+                w->progress = (WorkerProgress) { .since_usec = now_usec(CLOCK_MONOTONIC) };
+                (void) moved(w);
+        }
         if (stall == WORKER_STALL_INFINITY)
                 return;
         when = w->progress.since_usec + stall / WATCHDOG_SAMPLES_PER_TIMEOUT;

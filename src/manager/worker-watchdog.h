@@ -28,8 +28,15 @@ typedef struct WorkerProgress {
         int state;           /* the pool's WorkerState at the last sample */
         uint64_t since_usec; /* CLOCK_MONOTONIC: the last time any of them moved */
         bool killed;
+        bool sampled;        /* worker_watchdog_baseline() came before the job */
 } WorkerProgress;
 
+/* The sample the first tick after the job compares with, taken when the worker is ready (it
+ * waits for its job, and does not move), as if it were in state already (the one the job gives
+ * it): read when the job is given, /proc would keep the manager busy while the crashed task is
+ * held, or on the CPU where the worker it just woke waits to run. A stopped worker is caught at
+ * the first tick all the same (stopped() does not compare). */
+void worker_watchdog_baseline(Worker *w, int state);
 /* The worker got its job: watched from now on (until it is reaped). */
 void worker_watchdog_start(Worker *w);
 void worker_watchdog_free(Manager *m);
