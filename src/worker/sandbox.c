@@ -152,6 +152,7 @@ static struct {
         bool empty_root; /* made, before the user namespace or (enter_empty_root_mapped()) in it */
         pid_t helper;
         int pipe_fd; /* to the helper: the ids to map, or nothing (it exits) */
+        bool bounding_dropped; /* emptied in the new user namespace (a bounding set only shrinks) */
 } ns_prep = { .pipe_fd = -EBADF };
 
 /* The helper, left behind in the parent namespaces: reads "UID GID" and maps them for its
@@ -230,8 +231,10 @@ int sandbox_prepare(bool helper) {
         ns_prep.helper = child;
         ns_prep.pipe_fd = p[1];
         /* The new user namespace grants every capability in it: a spare waiting for its job
-         * must not hold a bounding set beyond the manager's (sandbox_enter drops the rest). */
-        return drop_bounding_set();
+         * must not hold a bounding set beyond the manager's. */
+        r = drop_bounding_set();
+        ns_prep.bounding_dropped = r >= 0;
+        return r;
 }
 
 /* Has the helper map uid and gid in the namespaces sandbox_prepare() made; without a helper,
@@ -373,7 +376,8 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
                 ns_prep.empty_root = true;
         }
         ret->empty_root = ns_prep.empty_root;
-        r = drop_bounding_set();
+        /* once is enough (CAP_LAST_CAP + 1 prctl()s, with the task held) */
+        r = ns_prep.bounding_dropped ? 0 : drop_bounding_set();
         if (r < 0)
                 return log_error_errno(r, "Failed to drop the capability bounding set: %m");
         r = drop_ids(p->uid, p->gid);
