@@ -3,6 +3,7 @@
  * job's limits, then closed to release the task. Worker (sandboxed): only the job's fds. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/vfs.h>
 
@@ -275,9 +276,29 @@ static int spool_spill(Spool *spool, StoreCtx *st) {
         return r;
 }
 
+static uint8_t *prepared_buf;
+
+static uint8_t *read_buffer_map(bool populate) {
+        void *p = mmap(NULL, CORE_READ_CHUNK, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+
+        return p == MAP_FAILED ? NULL : p;
+}
+
+static void read_buffer_unmapp(uint8_t **buf) {
+        if (*buf)
+                (void) munmap(*buf, CORE_READ_CHUNK);
+}
+
+int core_receive_prepare(void) {
+        if (!prepared_buf)
+                prepared_buf = read_buffer_map(true);
+        return prepared_buf ? 0 : -ENOMEM;
+}
+
 int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, spool_ask_fn ask, MsgResult *res,
                  bool *ret_journal_fit, CoreCapture *ret_capture) {
-        _cleanup_free_ uint8_t *buf = malloc(CORE_READ_CHUNK);
+        _cleanup_(read_buffer_unmapp) uint8_t *buf = TAKE_PTR(prepared_buf) ?: read_buffer_map(false);
         _cleanup_free_ Capture *cap = calloc(1, sizeof *cap);
         uint64_t limit = read_limit(job), got = 0, spooled = 0;
         bool cut = false, hinted = false, journal_fit = journal_fd >= 0;

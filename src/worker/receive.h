@@ -16,8 +16,10 @@ typedef struct CoreCapture {
 
 void core_capture_free(CoreCapture *c);
 
-/* Bytes read from the connection per read(); the only core buffer the worker holds. */
-#define CORE_READ_CHUNK (1U << 20)
+/* Bytes read from the connection per read(); the only core buffer the worker holds, faulted in
+ * before the job. A read returns what the socket holds, a few hundred KiB at most: a larger
+ * buffer would only be more pages to fault in for every crash. */
+#define CORE_READ_CHUNK (256U << 10)
 /* The file system's free space is asked again each time the stored file grew by this much:
  * concurrent workers each overshoot KeepFree= by at most this and a chunk's bound. */
 #define STORE_SPACE_CHECK_BYTES (1U << 20)
@@ -34,6 +36,10 @@ void core_capture_free(CoreCapture *c);
 /* The worker's RLIMIT_FSIZE for a job: its store room (or WORKER_FSIZE_FLOOR, what its memfds
  * need), plus the core for Storage=journal. The spool never needs more. */
 uint64_t job_file_size_limit(const MsgJob *job);
+
+/* The read buffer mapped and faulted in now, before the job (a fault per page as the core
+ * comes in costs its time with the task held); core_receive() takes it, or maps its own. */
+int core_receive_prepare(void);
 
 /* Asks the manager for bytes of spool; *granted is what it may hold (0: none). */
 typedef int (*spool_ask_fn)(uint64_t bytes, uint64_t *granted);

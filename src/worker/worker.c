@@ -367,6 +367,8 @@ static int worker_main(void) {
         /* level 0: zstd's default, which is coredumpd's; a job with another level sets its own */
         if (sink_zstd_prepare(0) < 0)
                 log_debug("Could not prepare a zstd context, the job will make its own");
+        if (core_receive_prepare() < 0)
+                log_debug("Could not prepare the read buffer, the job will map its own");
 
         ready.pid = (uint32_t) getpid();
         r = proto_send(WORKER_CONTROL_FD, &ready, sizeof ready, NULL, 0);
