@@ -132,8 +132,6 @@ static void step_aside(void) {
         (void) sched_yield();
 }
 
-/* The set in pages of its own: from the heap (a copy of the manager's), calloc() would copy and
- * zero all 64 KiB of it with the task held; fresh pages are touched only as far as it is filled. */
 static void module_set_unmap(ModuleSet **s) {
         if (*s)
                 (void) munmap(*s, sizeof **s);
@@ -156,6 +154,8 @@ static int collect_modules(const CollectInput *in, CollectShared *sh, const Reco
                 mountinfo = (RecordField) { .value = (const uint8_t *) "" };
         set_step(sh, COLLECT_CREDENTIALS);
         st = strndup((const char *) status.value, status.value_len);
+        /* pages of its own: from the heap (a copy of the manager's), calloc() would copy and zero
+         * all 64 KiB of it with the task held; fresh ones are touched only as far as it is filled */
         set = mmap(NULL, sizeof *set, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (set == MAP_FAILED)
                 set = NULL;

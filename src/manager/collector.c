@@ -63,6 +63,8 @@ static void receive_modules(Collector *col) {
 
         if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
                 col->eof = true;
+                /* the child published everything before it shut its end down */
+                __atomic_thread_fence(__ATOMIC_ACQUIRE);
                 return;
         }
         if (k < 0)
@@ -87,13 +89,17 @@ static void receive_modules(Collector *col) {
         col->modules->n = n;
 }
 
+/* Its message and the EOF right behind it, as far as they are queued. */
+static void receive_until_eof(Collector *col) {
+        for (unsigned i = 0; i < 2 && !col->eof; i++)
+                receive_modules(col);
+}
+
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Collector *col = userdata;
         Crash *c = col->crash;
 
-        receive_modules(col);
-        if (!col->eof)
-                receive_modules(col); /* the EOF that follows its message is usually queued too */
+        receive_until_eof(col);
         if (!col->eof)
                 return 0;
         col->io_source = sd_event_source_disable_unref(col->io_source);
@@ -346,8 +352,7 @@ void collector_harvest(Crash *c, char *why, size_t size) {
         if (!col)
                 return;
         why[0] = 0;
-        if (!col->eof)
-                receive_modules(col); /* a message may be queued still */
+        receive_until_eof(col); /* a message, and its EOF, may be queued still */
         harvest_fields(col, &c->meta);
         if (col->eof) {
                 harvest_modules(col, &c->meta);

@@ -98,7 +98,7 @@ typedef struct Collector {
         uid_t uid;
         CollectShared *shared;
         ModuleSet *modules; /* what the child's message brought, until harvested */
-        bool eof;           /* the child's end of the socket is closed: it is done */
+        bool eof;           /* the child's end of the socket is shut down: it is done */
         bool reaped;
         bool stalled;       /* detached before it finished: counts against its uid until it exits */
         sd_event_source *io_source;

@@ -444,9 +444,10 @@ static ssize_t status_groups_parse(const char *v, gid_t *groups) {
         }
 }
 
-/* Counted first, then read into an array of that size: the collector, a fork of the manager,
- * would otherwise zero (and so copy) 256 KiB of the manager's heap for every crash, with the
- * task held. */
+/* Counted first, then read into an array of that size: NGROUPS_MAX of them, 256 KiB, come from
+ * the heap once glibc's mmap threshold has grown past it (after a larger block was freed), and
+ * the collector, a fork of the manager, then zeroed (and so copied) that much of the manager's
+ * heap for every crash, with the task held. */
 static int status_groups(const char *v, TaskCreds *ret) {
         ssize_t n = status_groups_parse(v, NULL);
 

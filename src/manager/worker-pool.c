@@ -122,7 +122,8 @@ static void on_ready(Worker *w) {
         w->ready_seen = true;
         w->userns = msg.flags & READY_FLAG_USERNS;
         w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
-        /* waiting for its job now, off the path on which a crashed task is held */
+        /* waiting for its job now: the sample is taken before it gets one (unless a crash waits
+         * for a worker, which worker_ready() hands to it at once) */
         worker_watchdog_baseline(w, WORKER_BUSY);
         w->manager->spawn_failures = 0;
         w->manager->pool_ops->worker_ready(w->manager);

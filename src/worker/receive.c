@@ -285,7 +285,7 @@ static uint8_t *read_buffer_map(bool populate) {
         return p == MAP_FAILED ? NULL : p;
 }
 
-static void read_buffer_unmapp(uint8_t **buf) {
+static void read_buffer_unmap(uint8_t **buf) {
         if (*buf)
                 (void) munmap(*buf, CORE_READ_CHUNK);
 }
@@ -298,7 +298,7 @@ int core_receive_prepare(void) {
 
 int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, spool_ask_fn ask, MsgResult *res,
                  bool *ret_journal_fit, CoreCapture *ret_capture) {
-        _cleanup_(read_buffer_unmapp) uint8_t *buf = TAKE_PTR(prepared_buf) ?: read_buffer_map(false);
+        _cleanup_(read_buffer_unmap) uint8_t *buf = TAKE_PTR(prepared_buf) ?: read_buffer_map(false);
         _cleanup_free_ Capture *cap = calloc(1, sizeof *cap);
         uint64_t limit = read_limit(job), got = 0, spooled = 0;
         bool cut = false, hinted = false, journal_fit = journal_fd >= 0;

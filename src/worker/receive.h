@@ -16,9 +16,10 @@ typedef struct CoreCapture {
 
 void core_capture_free(CoreCapture *c);
 
-/* Bytes read from the connection per read(); the only core buffer the worker holds, faulted in
- * before the job. A read returns what the socket holds, a few hundred KiB at most: a larger
- * buffer would only be more pages to fault in for every crash. */
+/* Bytes read from the connection per read() (and per piece of a spool replayed), faulted in
+ * before the job. A read returns what the socket holds, which the kernel's send buffer bounds
+ * (a few hundred KiB at the defaults): a larger buffer is only more pages to fault in for every
+ * crash. */
 #define CORE_READ_CHUNK (256U << 10)
 /* The file system's free space is asked again each time the stored file grew by this much:
  * concurrent workers each overshoot KeepFree= by at most this and a chunk's bound. */

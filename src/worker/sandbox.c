@@ -152,7 +152,7 @@ static struct {
         bool empty_root; /* made, before the user namespace or (enter_empty_root_mapped()) in it */
         pid_t helper;
         int pipe_fd; /* to the helper: the ids to map, or nothing (it exits) */
-        bool bounding_dropped; /* emptied in the new user namespace (a bounding set only shrinks) */
+        bool bounding_dropped; /* emptied in the new user namespace (none is entered after it) */
 } ns_prep = { .pipe_fd = -EBADF };
 
 /* The helper, left behind in the parent namespaces: reads "UID GID" and maps them for its
@@ -376,7 +376,8 @@ int sandbox_enter(const SandboxParams *p, SandboxReport *ret) {
                 ns_prep.empty_root = true;
         }
         ret->empty_root = ns_prep.empty_root;
-        /* once is enough (CAP_LAST_CAP + 1 prctl()s, with the task held) */
+        /* once is enough (CAP_LAST_CAP + 1 prctl()s, with the task held): only entering a user
+         * namespace fills the set again, and none is entered after sandbox_prepare() */
         r = ns_prep.bounding_dropped ? 0 : drop_bounding_set();
         if (r < 0)
                 return log_error_errno(r, "Failed to drop the capability bounding set: %m");

@@ -50,7 +50,7 @@ int sandbox_prepare(bool helper);
  *      mapping the target user
  *   2. every fd but 0-2 and keep_fds closed (up to SANDBOX_KEEP_FDS_MAX)
  *   3. the empty root, if step 1 could not make it before the user namespace
- *   4. the capability bounding set emptied
+ *   4. the capability bounding set emptied (already, where step 1's namespaces were made)
  *   5. setgroups/setresgid/setresuid to the target, proved irreversible; non-dumpable again
  *      after every id change, checked (an id change resets it to fs.suid_dumpable), the saved
  *      uid kept root until then; the parent-death signal, which the id change cleared, set again

@@ -168,6 +168,13 @@ class Daemon:
         collector (coredump-proc)."""
         return [pid for pid, comm in self._children_named() if comm not in ("coredump-zygote", "coredump-proc")]
 
+    def worker_names(self):
+        """The names of the daemon's workers, as ps saw them at one moment (a worker that exits
+        and is reaped right after cannot fail the read). A collector forked that moment is named
+        coredumpd until it names itself coredump-proc: neither is a worker's name."""
+        return {comm for _, comm in self._children_named()
+                if comm not in ("coredump-zygote", "coredump-proc", "coredumpd")}
+
     def zygote(self):
         """The zygote's PID, or None."""
         z = [pid for pid, comm in self._children_named() if comm == "coredump-zygote"]

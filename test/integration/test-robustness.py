@@ -227,7 +227,7 @@ def case_worker_replaced():
     check("another version" not in d.log_text() and "Failed to start a worker" not in d.log_text(),
           f"the replaced worker binary was started:\n{d.log_text()}")
     # spawned through /proc/self/fd/N, the workers still carry their name (ps, tests, _COMM)
-    comms = {read_file(f"/proc/{w}/comm") for w in d.children()}
+    comms = d.worker_names()
     check(comms == {"coredump-worker"}, f"the workers are named {comms}")
     check(d.stop() == 0, "daemon did not stop cleanly")
 

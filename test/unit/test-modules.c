@@ -157,12 +157,16 @@ static void test_open(void) {
         len += maps_line(maps + len, sizeof maps - len, 0x4, root, "/fifo", NULL);
         len += maps_line(maps + len, sizeof maps - len, 0x5, root, "/usr/lib/libx.so", NULL);
         len += maps_line(maps + len, sizeof maps - len, 0x6, root, "/other.so", NULL);
+        /* the set need not be zeroed (the collector's is not): the counts start afresh */
+        memset(set, 0xff, sizeof *set);
         CHECK_EQ(modules_open(&(ModulesSource) { .root = root, .maps = maps, .maps_len = len }, set), 2);
         /* from the highest address down */
         CHECK_STREQ(set->entries[0].path, "/other.so");
         CHECK_STREQ(set->entries[1].path, "/usr/lib/libx.so");
         /* a symlink to the file, a name of another file and a FIFO: refused, counted */
         CHECK_EQ(set->refused, 3);
+        CHECK_EQ(set->omitted, 0);
+        CHECK(set->first_refusal < 0 && set->first_refused[0] == '/');
         CHECK(stat_of(root, "usr/lib/libx.so", &want) == 0 && set->n == 2 && fstat(set->fds[1], &got) == 0 &&
               got.st_ino == want.st_ino);
         CHECK((fcntl(set->fds[1], F_GETFL) & O_ACCMODE) == O_RDONLY);
