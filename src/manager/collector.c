@@ -91,7 +91,9 @@ static void receive_modules(Collector *col) {
 
 /* Its message and the EOF right behind it, as far as they are queued. */
 static void receive_until_eof(Collector *col) {
-        for (unsigned i = 0; i < 2 && !col->eof; i++)
+        if (!col->eof)
+                receive_modules(col);
+        if (!col->eof)
                 receive_modules(col);
 }
 

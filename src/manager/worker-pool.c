@@ -124,7 +124,7 @@ static void on_ready(Worker *w) {
         w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
         /* waiting for its job now: the sample is taken before it gets one (unless a crash waits
          * for a worker, which worker_ready() hands to it at once) */
-        worker_watchdog_baseline(w, WORKER_BUSY);
+        worker_watchdog_baseline(w);
         w->manager->spawn_failures = 0;
         w->manager->pool_ops->worker_ready(w->manager);
 }

@@ -127,10 +127,10 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
-void worker_watchdog_baseline(Worker *w, int state) {
+void worker_watchdog_baseline(Worker *w) {
         w->progress = (WorkerProgress) {};
         (void) moved(w);
-        w->progress.state = state;
+        w->progress.state = (int) WORKER_BUSY;
         w->progress.sampled = true;
 }
 

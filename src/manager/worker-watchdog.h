@@ -32,13 +32,13 @@ typedef struct WorkerProgress {
 } WorkerProgress;
 
 /* The sample the first tick after the job compares with, taken when the worker is ready (it
- * waits for its job), as if it were in state already (the one the job gives it): read when the
+ * waits for its job), as if it were busy already (the state the job gives it): read when the
  * job is given, /proc would keep the manager busy while the crashed task is held, or on the CPU
  * where the worker it just woke waits to run. As before, whatever the worker ran from then on
  * (on its way into its wait, taking its job) is movement at the first tick, from which a worker
  * that then stalls is timed; a stopped one is caught at the first tick (stopped() does not
  * compare). */
-void worker_watchdog_baseline(Worker *w, int state);
+void worker_watchdog_baseline(Worker *w);
 /* The worker got its job: watched from now on (until it is reaped). */
 void worker_watchdog_start(Worker *w);
 void worker_watchdog_free(Manager *m);
