@@ -123,6 +123,23 @@ const char *store_stop_to_string(uint32_t stop) {
         }
 }
 
+int proto_peek_type(int sock, uint32_t *ret_type) {
+        MsgHeader h;
+        ssize_t n;
+
+        do
+                n = recv(sock, &h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        if (n == 0)
+                return -ECONNRESET;
+        if ((size_t) n != sizeof h || h.magic != PROTO_MAGIC)
+                return -EBADMSG;
+        *ret_type = h.type;
+        return 0;
+}
+
 int proto_wait(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds, int timeout_msec) {
         struct pollfd p = { .fd = sock, .events = POLLIN };
 

@@ -19,6 +19,9 @@
 
 /* The phases, in order; each message is allowed in its phase only, once:
  *   worker  READY     started, waiting for a job
+ *   manager MAPPED    (optional, before JOB) WorkerUser= is mapped into the worker's user
+ *                     namespace ahead of any crash: it enters its whole sandbox as that user
+ *                     now, and takes only a job of that user
  *   manager JOB       a crash: [connection, output, record memfd, module table memfd], the uid
  *                     to become
  *   manager MODULES   the crashed process's mapped files, opened in its mount namespace, in
@@ -43,6 +46,7 @@ typedef enum MsgType {
         MSG_SPOOL_GRANT = 9,
         MSG_FORK = 10,   /* coredumpd → the zygote: [control socket end, log pipe end] */
         MSG_FORKED = 11, /* the zygote → coredumpd: the new worker's PID */
+        MSG_MAPPED = 12,
 } MsgType;
 
 typedef struct MsgHeader {
@@ -94,6 +98,15 @@ typedef struct MsgReady {
         uint32_t pid;
         uint32_t flags;
 } MsgReady;
+
+/* MAPPED: the ids written into the worker's maps, and the largest journal_size_max a job of
+ * Storage=journal may come with (0 otherwise): RLIMIT_AS is set for it, and lowered for the job. */
+typedef struct MsgMapped {
+        MsgHeader hdr;
+        uint32_t uid;
+        uint32_t gid;
+        uint64_t journal_size_max;
+} MsgMapped;
 
 #define JOB_FLAG_STORE (UINT32_C(1) << 0)        /* write the core to the output fd */
 #define JOB_FLAG_JOURNAL_CORE (UINT32_C(1) << 1) /* Storage=journal: the core goes into the entry */
@@ -218,6 +231,9 @@ int proto_check(const void *buf, size_t len, uint32_t type, size_t size);
  * and `type`, and carries exactly n_fds fds (which are returned, O_CLOEXEC). Stray fds are
  * closed. Returns 0, -ECONNRESET on EOF, -EAGAIN if nothing is there yet. */
 int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds);
+/* The type of the message waiting on sock, left there (MSG_PEEK): 0, -EAGAIN if none is there
+ * yet, -ECONNRESET on EOF, -EBADMSG if it has no valid header. */
+int proto_peek_type(int sock, uint32_t *ret_type);
 /* proto_recv() once a message is there, waiting up to timeout_msec for it (-1: without end);
  * -ETIMEDOUT if none came. */
 int proto_wait(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds, int timeout_msec);

@@ -339,6 +339,10 @@ static int set_rlimits(uint64_t address_space, unsigned nofile, unsigned threads
         return 0;
 }
 
+int sandbox_narrow(const SandboxParams *p) {
+        return set_rlimits(p->address_space, p->nofile, p->threads);
+}
+
 /* Changing the effective or filesystem ids clears the parent-death signal (prctl(2)): a worker
  * would outlive a manager killed mid-core, holding the crashed task until its core was done. Set
  * it again, then make sure the parent did not go in between. */

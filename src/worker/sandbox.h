@@ -61,6 +61,10 @@ int sandbox_prepare(bool helper);
  *  10. the seccomp allowlist (kill the process on anything else)
  * Returns 0 or negative errno; on failure the worker must exit without touching the crash. */
 int sandbox_enter(const SandboxParams *p, SandboxReport *ret);
+/* For a worker that entered its sandbox before its job (as the user mapped ahead, with the most
+ * a job may need): the job's own limits, lower or equal (step 7 again; setting a limit higher
+ * than before fails, the hard limits being the soft ones and no capability left to raise them). */
+int sandbox_narrow(const SandboxParams *p);
 /* Steps 9 and 10 alone, for the tests of the filter. */
 int sandbox_landlock(void);
 /* Whether Landlock can keep the worker from abstract unix sockets outside its domain (ABI 6,

@@ -300,31 +300,100 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         return proto_send(WORKER_CONTROL_FD, &recorded, sizeof recorded, NULL, 0);
 }
 
-static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS], const ModuleFiles *mods) {
-        int keep[4 + MODULES_MAX] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD] };
-        SandboxParams p = {
+/* RLIMIT_AS for a core of journal_size bytes inline in the entry (0 if none); none under the
+ * sanitizers, whose shadow memory needs terabytes of address space. */
+static uint64_t address_space(uint64_t journal_size) {
+#ifdef SANITIZED
+        return 0;
+#else
+        return WORKER_AS_BASE + journal_size;
+#endif
+}
+
+/* What the job may use: the uid its crash goes to, its address space, its descriptors (libdwfl
+ * holds a copy of each module's), zstd's threads. */
+static SandboxParams job_sandbox(const MsgJob *job, size_t n_modules) {
+        return (SandboxParams) {
                 .uid = job->uid,
                 .gid = job->gid,
-                .keep_fds = keep,
-                .n_keep_fds = 4 + mods->n,
-                .address_space = WORKER_AS_BASE + ((job->flags & JOB_FLAG_JOURNAL_CORE) ? job->journal_size_max : 0),
-                /* libdwfl holds a copy of each module's descriptor */
-                .nofile = SANDBOX_NOFILE_BASE + 2 * (unsigned) mods->n,
+                .address_space = address_space((job->flags & JOB_FLAG_JOURNAL_CORE) ? job->journal_size_max : 0),
+                .nofile = SANDBOX_NOFILE_BASE + 2 * (unsigned) n_modules,
                 .threads = job->compression == COMPRESSION_ZSTD ? sink_zstd_threads() : 0,
         };
+}
+
+static int enter(const SandboxParams *p) {
         SandboxReport rep;
         int r;
 
-        for (size_t i = 0; i < mods->n; i++)
-                keep[4 + i] = mods->items[i].fd;
-#ifdef SANITIZED
-        p.address_space = 0;
-#endif
-        r = sandbox_enter(&p, &rep);
+        r = sandbox_enter(p, &rep);
         if (r < 0)
                 return r;
-        log_debug("Sandbox: uid %u, namespaces %s, empty root %s, Landlock ABI %d, seccomp on", (unsigned) job->uid,
+        log_debug("Sandbox: uid %u, namespaces %s, empty root %s, Landlock ABI %d, seccomp on", (unsigned) p->uid,
                   rep.namespaces ? "yes" : "no", rep.empty_root ? "yes" : "no", rep.landlock_abi);
+        return 0;
+}
+
+static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS], const ModuleFiles *mods) {
+        int keep[4 + MODULES_MAX] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD] };
+        SandboxParams p = job_sandbox(job, mods->n);
+
+        for (size_t i = 0; i < mods->n; i++)
+                keep[4 + i] = mods->items[i].fd;
+        p.keep_fds = keep;
+        p.n_keep_fds = 4 + mods->n;
+        return enter(&p);
+}
+
+/* MAPPED, if the manager sends it before the job: the whole sandbox is entered now, as the user
+ * it mapped, with the most any job may need (every module, zstd's threads, the largest inline
+ * core); the job lowers them (sandbox_narrow()). 1 if entered, 0 if the next message is
+ * something else, or negative errno. */
+static int enter_sandbox_ahead(MsgMapped *ret) {
+        static const int keep[] = { WORKER_CONTROL_FD };
+        struct pollfd p = { .fd = WORKER_CONTROL_FD, .events = POLLIN };
+        SandboxParams sp;
+        uint32_t type;
+        int r;
+
+        while ((r = poll(&p, 1, -1)) < 0 && errno == EINTR)
+                ;
+        r = r < 0 ? negative_errno() : proto_peek_type(WORKER_CONTROL_FD, &type);
+        if (r < 0 || type != MSG_MAPPED)
+                return r == -EBADMSG ? 0 : r; /* (wait_msg() says what is wrong with it) */
+        r = wait_msg(MSG_MAPPED, ret, sizeof *ret, NULL, 0);
+        if (r < 0)
+                return r;
+        if (ret->uid == 0 || ret->uid == UID_INVALID || ret->gid == GID_INVALID ||
+            ret->journal_size_max > UINT64_MAX - WORKER_AS_BASE)
+                return -EBADMSG;
+        sp = (SandboxParams) {
+                .uid = ret->uid,
+                .gid = ret->gid,
+                .keep_fds = keep,
+                .n_keep_fds = ELEMENTSOF(keep),
+                .address_space = address_space(ret->journal_size_max),
+                .nofile = SANDBOX_NOFILE_BASE + 2 * MODULES_MAX,
+                .threads = sink_zstd_threads(),
+        };
+        r = enter(&sp);
+        return r < 0 ? r : 1;
+}
+
+static int narrow_sandbox(const MsgJob *job, const ModuleFiles *mods) {
+        SandboxParams p = job_sandbox(job, mods->n);
+        int r = sandbox_narrow(&p);
+
+        if (r < 0)
+                return log_error_errno(r, "Failed to lower the sandbox's limits to the job's: %m");
+        return 0;
+}
+
+/* The job of a worker sandboxed ahead: its user's, and within what the sandbox allows. */
+static int job_fits_ahead(const MsgJob *job, const MsgMapped *mapped) {
+        if (job->uid != mapped->uid || job->gid != mapped->gid ||
+            ((job->flags & JOB_FLAG_JOURNAL_CORE) && job->journal_size_max > mapped->journal_size_max))
+                return -EBADMSG;
         return 0;
 }
 
@@ -340,8 +409,9 @@ static int worker_main(void) {
         MsgReady ready = { .hdr = { PROTO_MAGIC, MSG_READY } };
         int fds[JOB_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
         static ModuleFiles mods;
+        MsgMapped mapped;
         MsgJob job;
-        int r;
+        int r, ahead;
 
         /* coredumpd execs us through /proc/self/fd/N (its pinned binary), which names the process
          * "N": the name ps, the journal's _COMM and the tests know */
@@ -375,10 +445,15 @@ static int worker_main(void) {
         if (r < 0)
                 return log_error_errno(r, "Failed to announce readiness: %m"), 1;
 
+        ahead = enter_sandbox_ahead(&mapped);
+        if (ahead == -ECONNRESET)
+                return 0; /* the manager let us go without a job */
+        if (ahead < 0)
+                return log_error_errno(ahead, "Failed to enter the sandbox ahead of the job: %m"), 3;
         r = wait_msg(MSG_JOB, &job, sizeof job, fds, JOB_FDS);
         if (r == -ECONNRESET)
-                return 0; /* the manager let us go without a job */
-        if (r < 0 || job_valid(&job) < 0) {
+                return 0;
+        if (r < 0 || job_valid(&job) < 0 || (ahead && job_fits_ahead(&job, &mapped) < 0)) {
                 close_fds(fds);
                 return log_error_errno(r < 0 ? r : -EBADMSG, "Invalid job from the manager: %m"), 1;
         }
@@ -395,7 +470,8 @@ static int worker_main(void) {
                 return log_error_errno(r, "Invalid module files from the manager: %m"), 1;
         }
         /* Nothing of the crash is read before this. */
-        if (enter_sandbox(&job, fds, &mods) < 0) {
+        r = ahead ? narrow_sandbox(&job, &mods) : enter_sandbox(&job, fds, &mods);
+        if (r < 0) {
                 close_fds(fds);
                 module_files_close(&mods);
                 return 3;

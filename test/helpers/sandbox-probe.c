@@ -23,6 +23,7 @@
 #include <sys/mount.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -172,6 +173,15 @@ static int act(const char *a, const char *arg) {
                 return report(syscall(SYS_clone, CLONE_VM | SIGCHLD, NULL, NULL, NULL, 0));
         if (!strcmp(a, "kill"))
                 return report(kill(getppid(), SIGTERM));
+        if (!strcmp(a, "rlimit-lower") || !strcmp(a, "rlimit-raise")) {
+                struct rlimit rl;
+                if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        return report(-1);
+                rl.rlim_cur = rl.rlim_max = rl.rlim_max + (!strcmp(a, "rlimit-raise") ? 1 : -1);
+                return report(setrlimit(RLIMIT_NOFILE, &rl));
+        }
+        if (!strcmp(a, "prlimit-other")) /* another process's limits: not even to read them */
+                return report(syscall(SYS_prlimit64, getppid(), RLIMIT_NOFILE, NULL, &(struct rlimit) {}));
         r = act_fd(a);
         if (r >= 0)
                 return r;
