@@ -503,12 +503,23 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         return 0;
 }
 
-/* The worker's job: the user it becomes (the crashing user for a plain user's crash, so that the
- * journal entry is theirs; else ours), the limits, and the room its file may take. */
+/* The user its worker becomes: the crashing user for a plain user's crash, so that the journal
+ * entry is theirs; else ours. */
+static void crash_worker_ids(const Crash *c, uid_t *ret_uid, gid_t *ret_gid) {
+        bool users_own = store_reader_uid(&c->info, &c->meta) != UID_INVALID;
+
+        *ret_uid = users_own ? c->info.ruid : c->manager->worker_uid;
+        *ret_gid = users_own ? c->info.rgid : c->manager->worker_gid;
+}
+
+/* The worker's job: the user it becomes, the limits, and the room its file may take. */
 static void crash_job(Crash *c, int record_fd, WorkerJob *job) {
         Manager *m = c->manager;
         const Config *cfg = &m->config;
-        bool users_own = store_reader_uid(&c->info, &c->meta) != UID_INVALID;
+        uid_t uid;
+        gid_t gid;
+
+        crash_worker_ids(c, &uid, &gid);
 
         *job = (WorkerJob) {
                 .msg = {
@@ -516,8 +527,8 @@ static void crash_job(Crash *c, int record_fd, WorkerJob *job) {
                                  (cfg->storage == STORAGE_JOURNAL ? JOB_FLAG_JOURNAL_CORE : 0),
                         .compression = cfg->compress,
                         .compress_level = cfg->compress_level,
-                        .uid = users_own ? c->info.ruid : m->worker_uid,
-                        .gid = users_own ? c->info.rgid : m->worker_gid,
+                        .uid = uid,
+                        .gid = gid,
                         /* RLIMIT_CORE bounds what is kept of the core, not what the traces may read
                          * (see receive.c: systemd stops reading there) */
                         .external_size_max = MIN(cfg->external_size_max, c->rlimit_known ? c->rlimit_core : UINT64_MAX),
@@ -550,10 +561,13 @@ static int crash_start_streaming(Crash *c) {
         _cleanup_close_ int record_fd = -EBADF;
         WorkerJob job;
         Worker *w;
+        uid_t uid;
+        gid_t gid;
         int r;
 
+        crash_worker_ids(c, &uid, &gid);
         do {
-                w = pool_take_idle(c->manager);
+                w = pool_take_idle(c->manager, uid, gid);
                 if (!w)
                         return 0; /* stays CRASH_WAIT_WORKER; dispatched when a worker is READY */
                 if (record_fd < 0)
@@ -576,6 +590,8 @@ static int crash_start_streaming(Crash *c) {
         return 0;
 }
 
+/* Oldest first, each waiting crash gets a try: one that finds no idle worker (those left may be
+ * mapped ahead to another user) does not stop the next. */
 static void crash_dispatch_waiting(Manager *m) {
         Crash *c, *prev;
 
@@ -588,8 +604,6 @@ static void crash_dispatch_waiting(Manager *m) {
                         crash_drop(c, LOG_ERR, "failed to hand the core to a worker, core lost");
                         continue;
                 }
-                if (c->state == CRASH_WAIT_WORKER)
-                        break; /* no idle worker left */
         }
 }
 

@@ -108,6 +108,48 @@ void worker_kill(Worker *w, const char *why) {
         worker_finished(w);
 }
 
+static int worker_map_ids(Worker *w, uid_t uid, gid_t gid);
+
+/* Whether a worker just READY is mapped to WorkerUser= ahead: not while a crash waits (it may be
+ * a plain user's, which needs a worker of that user), and never the last spare that is not, so
+ * that a plain user's crash finds one too. */
+static bool pool_maps_ahead(const Worker *w) {
+        Manager *m = w->manager;
+
+        if (!w->userns || m->pool_ops->jobs_waiting(m) > 0)
+                return false;
+        for (const Worker *o = m->workers; o; o = o->workers_next)
+                if (o != w && !o->mapped && (o->state == WORKER_IDLE || o->state == WORKER_STARTING))
+                        return true;
+        return false;
+}
+
+/* Maps WorkerUser= into the worker's user namespace now and says so (MAPPED): it enters its whole
+ * sandbox before any crash, off the time a crashed task is held. */
+static int worker_map_ahead(Worker *w) {
+        Manager *m = w->manager;
+        MsgMapped msg = {
+                .hdr = { PROTO_MAGIC, MSG_MAPPED },
+                .uid = m->worker_uid,
+                .gid = m->worker_gid,
+                .journal_size_max = m->config.storage == STORAGE_JOURNAL ? m->config.journal_size_max : 0,
+        };
+        int r = worker_map_ids(w, msg.uid, msg.gid);
+
+        if (r >= 0)
+                r = proto_send(w->control_fd, &msg, sizeof msg, NULL, 0);
+        if (r < 0) {
+                log_warning_errno(r, "Worker %d: could not be mapped uid %u ahead: %m", (int) w->pid, (unsigned) msg.uid);
+                worker_kill(w, "could not be mapped ahead");
+                return r;
+        }
+        w->mapped = true;
+        w->mapped_uid = msg.uid;
+        w->mapped_gid = msg.gid;
+        log_debug("Worker %d: mapped uid %u ahead", (int) w->pid, (unsigned) msg.uid);
+        return 0;
+}
+
 static void on_ready(Worker *w) {
         MsgReady msg;
         int r = proto_recv(w->control_fd, MSG_READY, &msg, sizeof msg, NULL, 0);
@@ -126,6 +168,8 @@ static void on_ready(Worker *w) {
          * for a worker, which worker_ready() hands to it at once) */
         worker_watchdog_baseline(w);
         w->manager->spawn_failures = 0;
+        if (pool_maps_ahead(w) && worker_map_ahead(w) < 0)
+                return;
         w->manager->pool_ops->worker_ready(w->manager);
 }
 
@@ -235,10 +279,9 @@ static void on_spool(Worker *w) {
 /* While busy: RESULT, or before it, once, SPOOL (the header says which; each handler checks the
  * whole message). */
 static void on_busy(Worker *w) {
-        MsgHeader h;
-        ssize_t n = recv(w->control_fd, &h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
+        uint32_t type;
 
-        if (n == (ssize_t) sizeof h && h.magic == PROTO_MAGIC && h.type == MSG_SPOOL)
+        if (proto_peek_type(w->control_fd, &type) >= 0 && type == MSG_SPOOL)
                 on_spool(w);
         else
                 on_result(w);
@@ -479,18 +522,20 @@ void pool_fill(Manager *m) {
         }
 }
 
-/* The idle worker that has waited longest (the list is newest first), or NULL. */
-static Worker *pool_oldest_idle(Manager *m) {
+/* The idle worker that has waited longest (the list is newest first) of those that may take a job
+ * of uid and gid (any, for uid UID_INVALID): if mapped, to them; else not mapped. */
+static Worker *pool_oldest_idle(Manager *m, bool mapped, uid_t uid, gid_t gid) {
         Worker *found = NULL;
 
         for (Worker *w = m->workers; w; w = w->workers_next)
-                if (w->state == WORKER_IDLE)
+                if (w->state == WORKER_IDLE &&
+                    (uid == UID_INVALID || (w->mapped == mapped && (!mapped || (w->mapped_uid == uid && w->mapped_gid == gid)))))
                         found = w;
         return found;
 }
 
-Worker *pool_take_idle(Manager *m) {
-        Worker *w = pool_oldest_idle(m);
+Worker *pool_take_idle(Manager *m, uid_t uid, gid_t gid) {
+        Worker *w = pool_oldest_idle(m, true, uid, gid) ?: pool_oldest_idle(m, false, uid, gid);
 
         if (!w)
                 pool_fill(m);
@@ -498,7 +543,7 @@ Worker *pool_take_idle(Manager *m) {
 }
 
 void pool_replace_taken(Manager *m) {
-        if (!pool_oldest_idle(m))
+        if (!pool_oldest_idle(m, false, UID_INVALID, GID_INVALID))
                 pool_fill(m);
 }
 
@@ -579,7 +624,9 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
                 worker_kill(w, "could not be given its module table");
                 return table_fd;
         }
-        r = worker_map_ids(w, job->msg.uid, job->msg.gid);
+        /* one mapped ahead was taken for this very user (pool_take_idle()) */
+        assert(!w->mapped || (job->msg.uid == w->mapped_uid && job->msg.gid == w->mapped_gid));
+        r = w->mapped ? 0 : worker_map_ids(w, job->msg.uid, job->msg.gid);
         if (r < 0) {
                 log_warning_errno(r, "Worker %d: could not map uid %u into its user namespace: %m", (int) w->pid,
                                   (unsigned) job->msg.uid);

@@ -69,6 +69,9 @@ typedef struct Worker {
         bool ready_seen;
         bool retired; /* let go by pool_retire_idle() (reload, stop): its exit is no failure */
         bool userns;  /* READY said it made its user namespace: worker_start_job() maps the job's ids */
+        bool mapped;  /* WorkerUser= mapped ahead (MAPPED sent): it takes jobs of that user only */
+        uid_t mapped_uid;
+        gid_t mapped_gid;
         pid_t pid;
         int pidfd;
         int control_fd;
@@ -99,8 +102,9 @@ int worker_exec(Manager *m, int sock, int log, bool zygote, pid_t *ret);
 void pool_init(Manager *m, const PoolOps *ops);
 /* Starts workers until the configured number of spares is idle or starting. */
 void pool_fill(Manager *m);
-/* An idle worker, the one that waited longest, or NULL (then one is being started). */
-Worker *pool_take_idle(Manager *m);
+/* An idle worker for a job of uid and gid, the one that waited longest, or NULL (then one is
+ * being started): one mapped ahead to that user if there is one, else one not mapped yet. */
+Worker *pool_take_idle(Manager *m, uid_t uid, gid_t gid);
 /* After a worker took its job (the job no longer waits): a new spare at once if that was the
  * last one; otherwise the pool is filled again when the worker exits, so that a worker being made
  * does not take a CPU from the job whose task is held. */

@@ -204,8 +204,9 @@ class Daemon:
 
     def wait_idle_workers(self, n, timeout=10):
         """n workers that announced themselves ready and sleep in poll() until the manager gives
-        them a job (the only poll() of a worker before its job): stopped from then on, a worker
-        still counts as idle for the manager."""
+        them a job (a worker polls before its job only to wait for the manager; one mapped ahead
+        waits twice, before and after its sandbox): stopped from then on, a worker still counts
+        as idle for the manager."""
         def proc(pid, name):
             try:
                 return read_file(f"/proc/{pid}/{name}")

@@ -5,6 +5,7 @@ with the expected errno; a live worker shows the confinement in /proc; the manag
 its documented capabilities."""
 import errno
 import os
+import re
 import signal
 import subprocess
 import time
@@ -37,6 +38,8 @@ def case_forbidden():
         "ptrace": -signal.SIGSYS, "mount": -signal.SIGSYS, "setuid0": -signal.SIGSYS, "mmap-exec": -signal.SIGSYS,
         "mprotect-exec": -signal.SIGSYS, "fork": -signal.SIGSYS, "kill": -signal.SIGSYS,
         "clone-vm": -signal.SIGSYS, "clone3": f"errno={errno.ENOSYS}",
+        # a worker sandboxed ahead of its job lowers its own limits to the job's; none goes up
+        "rlimit-lower": "allowed", "rlimit-raise": f"errno={errno.EPERM}", "prlimit-other": -signal.SIGSYS,
     }
     for action, want in expect.items():
         rc, out = probe(user, action, os.path.join(rundir, "kernel.sock"))
@@ -89,13 +92,14 @@ def case_live_worker():
     from cdtest import CRASHER
     shutil.copy(CRASHER, exe)
     os.chmod(exe, 0o755)
+    ahead = spares_split(d)[0]  # sandboxed already (mapped_ahead): not the one that takes this crash
     p = subprocess.Popen(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", exe, "mem",
                           "128", "random"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def sandboxed():
         for w in d.children():
             try:
-                if status(w)["Seccomp"] == "2":
+                if w != ahead and status(w)["Seccomp"] == "2":
                     return w
             except (FileNotFoundError, KeyError):
                 pass
@@ -109,6 +113,88 @@ def case_live_worker():
     p.kill()
     p.wait()
     d.stop()
+
+
+def spares_split(d):
+    """Of the two spares (SpareWorkers=2), the one sandboxed ahead and [the other], once both
+    wait for a job."""
+    def split():
+        ws = d.wait_idle_workers(2)
+        ahead = [w for w in ws if status(w).get("Seccomp") == "2"]
+        return (ahead[0], [w for w in ws if w != ahead[0]]) if len(ahead) == 1 else None
+    return wait_until(split, 10, lambda: f"one spare sandboxed ahead:\n{d.log_text()}")
+
+
+def limits(pid):
+    """/proc/PID/limits: {name: (soft, hard)}."""
+    with open(f"/proc/{pid}/limits") as f:
+        return {m.group(1): (m.group(2), m.group(3)) for m in
+                (re.match(r"(Max [a-z ]+?)\s{2,}(\S+)\s+(\S+)", line) for line in f) if m}
+
+
+def case_mapped_ahead():
+    """Of two spares, one waits already sandboxed as WorkerUser= before any crash (mapped ahead:
+    its ids, no capability, no_new_privs, its Landlock domain and seccomp filter), with the
+    limits any job may need; the other is not mapped yet, for a plain user's crash. A system
+    user's crash goes to the one mapped ahead, which lowers its limits to its job's (fewer
+    descriptors, the file size cap); crashes of a plain user, two at once, are stored all the same
+    (the one spare left unmapped takes the first, a worker started for it the second; live_worker
+    shows such a worker runs as the user)."""
+    import pwd
+    try:
+        wu = pwd.getpwnam("coredump-socket")
+    except KeyError:
+        wu = pwd.getpwnam("nobody")
+    user = test_user()
+    env = Env({"CompressLevel": "19", "SpoolMax": "0"})
+    d = env.start()
+
+    ahead, others = spares_split(d)
+    s = status(ahead)
+    check(s["Uid"].split() == [str(wu.pw_uid)] * 4 and s["Gid"].split() == [str(wu.pw_gid)] * 4,
+          f"spare {ahead} mapped ahead as {s['Uid']} / {s['Gid']}, expected {wu.pw_uid} / {wu.pw_gid}")
+    check(s["NoNewPrivs"] == "1" and int(s["CapEff"], 16) == 0 and int(s["CapPrm"], 16) == 0 and
+          int(s["CapBnd"], 16) == 0, f"spare {ahead} mapped ahead: {s}")
+    lim = limits(ahead)
+    check(lim["Max open files"] == ("272", "272"), f"spare {ahead}: open files {lim['Max open files']}, expected "
+          "16 + 2 * 128 (every module a job may bring)")
+    for w in others:
+        check(status(w)["Seccomp"] == "0", f"spare {w} should wait unmapped, for a plain user's crash")
+
+    exe = os.path.join(env.base, "crasher")
+    import shutil
+    from cdtest import CRASHER
+    shutil.copy(CRASHER, exe)
+    os.chmod(exe, 0o755)
+    p = subprocess.Popen([exe, "mem", "128", "random"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def narrowed():
+        try:
+            return limits(ahead)["Max open files"] != ("272", "272")
+        except OSError:
+            return False
+    wait_until(narrowed, 10, lambda: f"spare {ahead} to take root's crash and lower its limits:\n{d.log_text()}")
+    lim = limits(ahead)
+    nofile = lim["Max open files"]
+    check(nofile[0] == nofile[1] and 16 <= int(nofile[0]) < 272, f"worker {ahead}: open files {nofile}")
+    fsize = lim["Max file size"]
+    check(fsize[0] == fsize[1] and fsize[0] != "unlimited", f"worker {ahead}: file size {fsize}, expected the job's cap")
+    check(status(ahead)["Uid"].split() == [str(wu.pw_uid)] * 4, "the worker mapped ahead changed its user")
+    p.kill()  # (killed mid-dump: its core is cut short)
+    p.wait()
+    pid, _ = crash("segv", exe=exe)
+    check(any(f".{pid}." in c for c in env.wait_cores(1)), f"root's crash not stored:\n{d.log_text()}")
+
+    users = [subprocess.Popen(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", exe,
+                               "segv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
+    for u in users:
+        u.wait(60)
+    wait_until(lambda: all(any(f".{u.pid}." in c for c in env.cores()) for u in users), 60,
+               lambda: f"the plain user's two crashes stored:\n{d.log_text()}")
+    for u in users:
+        got = [c for c in env.cores() if f".{u.pid}." in c]
+        check(len(got) == 1 and f".{user.pw_uid}." in got[0], f"plain user's crash {u.pid}: {got}\n{d.log_text()}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
 
 
 # A seccomp filter over coredumpd and all it starts: unshare(CLONE_NEWNS) alone fails with EPERM
@@ -125,15 +211,21 @@ NO_MOUNT_NS = [(0x20, 0, 0, 0),                    # ld [nr]
 def case_empty_root_in_userns():
     """Where the real root may not make a mount namespace (NO_MOUNT_NS), the spares wait in a
     mount namespace of their user namespace's, the host's tree still there, and the empty root is
-    made in it once the job's user is mapped: a worker in the middle of a user's core has an
+    made in it once the job's user is mapped (ahead of any job for the spare mapped ahead): a worker in the middle of a user's core has an
     empty root all the same, and the crash is stored."""
     user = test_user()
     env = Env({"CompressLevel": "19", "SpoolMax": "0"})
     d = start_filtered(env, "coredumpd-no-mount-ns", NO_MOUNT_NS)
-    for w in d.wait_idle_workers(2):
+    def spares():  # one of them mapped ahead (case_mapped_ahead): the other still root, unmapped
+        ws = d.wait_idle_workers(2)
+        return ws if sorted(status(w)["Uid"].split()[0] == "0" for w in ws) == [False, True] else None
+    for w in wait_until(spares, 10, lambda: f"a spare mapped ahead beside one that is not:\n{d.log_text()}"):
         check(os.readlink(f"/proc/{w}/ns/mnt") != os.readlink(f"/proc/{d.proc.pid}/ns/mnt"),
               f"spare {w} has no mount namespace of its own")
-        check("usr" in os.listdir(f"/proc/{w}/root"), f"spare {w} has an empty root already: the filter did not take")
+        if status(w)["Uid"].split()[0] == "0":
+            check("usr" in os.listdir(f"/proc/{w}/root"), f"spare {w} has an empty root already: the filter did not take")
+        else:  # made in its own mount namespace, once its user was mapped
+            check(os.listdir(f"/proc/{w}/root") == [], f"spare {w} mapped ahead has no empty root")
     exe = os.path.join(env.base, "crasher")
     import shutil
     from cdtest import CRASHER
