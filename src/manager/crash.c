@@ -512,14 +512,11 @@ static void crash_worker_ids(const Crash *c, uid_t *ret_uid, gid_t *ret_gid) {
         *ret_gid = users_own ? c->info.rgid : c->manager->worker_gid;
 }
 
-/* The worker's job: the user it becomes, the limits, and the room its file may take. */
-static void crash_job(Crash *c, int record_fd, WorkerJob *job) {
+/* The worker's job: the user it becomes (crash_worker_ids()), the limits, and the room its file
+ * may take. */
+static void crash_job(Crash *c, int record_fd, uid_t uid, gid_t gid, WorkerJob *job) {
         Manager *m = c->manager;
         const Config *cfg = &m->config;
-        uid_t uid;
-        gid_t gid;
-
-        crash_worker_ids(c, &uid, &gid);
 
         *job = (WorkerJob) {
                 .msg = {
@@ -574,7 +571,7 @@ static int crash_start_streaming(Crash *c) {
                         record_fd = crash_record_memfd(&c->record);
                 if (record_fd < 0)
                         return record_fd;
-                crash_job(c, record_fd, &job);
+                crash_job(c, record_fd, uid, gid, &job);
                 r = worker_start_job(w, &job, &crash_worker_ops, c);
         } while (r == -EAGAIN); /* that one was killed; the next idle one, or wait for one */
         if (r < 0)
@@ -600,10 +597,8 @@ static void crash_dispatch_waiting(Manager *m) {
                 prev = c->crashes_prev;
                 if (c->state != CRASH_WAIT_WORKER)
                         continue;
-                if (crash_start_streaming(c) < 0) {
+                if (crash_start_streaming(c) < 0)
                         crash_drop(c, LOG_ERR, "failed to hand the core to a worker, core lost");
-                        continue;
-                }
         }
 }
 

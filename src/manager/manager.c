@@ -248,6 +248,7 @@ static void announce_workers(const Manager *m) {
 int manager_reload(Manager *m) {
         Config old = m->config, fresh;
         uid_t old_uid = m->worker_uid;
+        gid_t old_gid = m->worker_gid;
         int r;
 
         log_info("Reloading configuration");
@@ -262,6 +263,10 @@ int manager_reload(Manager *m) {
                 m->config = old;
                 (void) apply_config(m);
                 (void) pool_resolve_user(m); /* the old name may resolve to another uid by now */
+                if (m->worker_uid != old_uid || m->worker_gid != old_gid) {
+                        pool_retire_idle(m); /* spares mapped ahead to the old ids */
+                        pool_fill(m);
+                }
         } else {
                 /* Spares were started for the old settings (user); busy workers finish their crash. */
                 pool_retire_idle(m);

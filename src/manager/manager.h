@@ -71,6 +71,8 @@ typedef struct Manager {
         char forward_exec[WORKER_EXEC_PATH_MAX]; /* /proc/self/fd/N of forward_fd, "" without one */
         uid_t worker_uid;
         gid_t worker_gid;
+        bool worker_user_shared;      /* "nobody": its other processes could stop a spare mapped ahead */
+        unsigned map_ahead_failures;  /* spares in a row that died mapped ahead, before READY again */
         Worker *workers;
         unsigned n_workers;
         Zygote zygote;            /* forks the workers (zygote.h) */

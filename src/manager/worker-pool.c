@@ -108,15 +108,44 @@ void worker_kill(Worker *w, const char *why) {
         worker_finished(w);
 }
 
-static int worker_map_ids(Worker *w, uid_t uid, gid_t gid);
+static int write_id_map(pid_t pid, const char *which, unsigned id) {
+        char path[64], map[64];
+        _cleanup_close_ int fd = -EBADF;
+
+        snprintf(path, sizeof path, "/proc/%d/%s", (int) pid, which);
+        snprintf(map, sizeof map, "%u %u 1\n", id, id);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        return loop_write(fd, map, strlen(map));
+}
+
+/* The worker's user namespace gets the one uid and gid it runs as, the same inside and out
+ * (what the journal sees through SCM_CREDENTIALS is the real user). Written from here because it
+ * takes CAP_SETUID and CAP_SETGID in the parent namespace, which the worker gave up by entering
+ * its own; the worker is our child, not reaped, so its PID names it. Each map can be written
+ * once: a worker is mapped for one user, its job's or WorkerUser= ahead. */
+static int worker_map_ids(Worker *w, uid_t uid, gid_t gid) {
+        int r;
+
+        if (!w->userns)
+                return 0; /* user namespaces are off here: the worker drops to uid itself */
+        r = write_id_map(w->pid, "uid_map", (unsigned) uid);
+        if (r >= 0)
+                r = write_id_map(w->pid, "gid_map", (unsigned) gid);
+        return r;
+}
 
 /* Whether a worker just READY is mapped to WorkerUser= ahead: not while a crash waits (it may be
- * a plain user's, which needs a worker of that user), and never the last spare that is not, so
- * that a plain user's crash finds one too. */
+ * a plain user's, which needs a worker of that user); never the last spare that is not, so that a
+ * plain user's crash finds one too; not for a user other programs run as (nobody: they could stop
+ * the spare, and with it the next system crash); and no more after MAP_AHEAD_FAILURES_MAX
+ * spares in a row died on the way. */
 static bool pool_maps_ahead(const Worker *w) {
         Manager *m = w->manager;
 
-        if (!w->userns || m->pool_ops->jobs_waiting(m) > 0)
+        if (!w->userns || m->worker_user_shared || m->map_ahead_failures >= MAP_AHEAD_FAILURES_MAX ||
+            m->pool_ops->jobs_waiting(m) > 0)
                 return false;
         for (const Worker *o = m->workers; o; o = o->workers_next)
                 if (o != w && !o->mapped && (o->state == WORKER_IDLE || o->state == WORKER_STARTING))
@@ -125,8 +154,8 @@ static bool pool_maps_ahead(const Worker *w) {
 }
 
 /* Maps WorkerUser= into the worker's user namespace now and says so (MAPPED): it enters its whole
- * sandbox before any crash, off the time a crashed task is held. */
-static int worker_map_ahead(Worker *w) {
+ * sandbox before any crash, off the time a crashed task is held, and says READY again. */
+static void worker_map_ahead(Worker *w) {
         Manager *m = w->manager;
         MsgMapped msg = {
                 .hdr = { PROTO_MAGIC, MSG_MAPPED },
@@ -134,43 +163,62 @@ static int worker_map_ahead(Worker *w) {
                 .gid = m->worker_gid,
                 .journal_size_max = m->config.storage == STORAGE_JOURNAL ? m->config.journal_size_max : 0,
         };
-        int r = worker_map_ids(w, msg.uid, msg.gid);
+        char why[128];
+        int r;
 
-        if (r >= 0)
-                r = proto_send(w->control_fd, &msg, sizeof msg, NULL, 0);
-        if (r < 0) {
-                log_warning_errno(r, "Worker %d: could not be mapped uid %u ahead: %m", (int) w->pid, (unsigned) msg.uid);
-                worker_kill(w, "could not be mapped ahead");
-                return r;
-        }
+        /* from here, its death counts against mapping ahead (on_child()) */
         w->mapped = true;
         w->mapped_uid = msg.uid;
         w->mapped_gid = msg.gid;
+        w->state = WORKER_MAPPING;
+        r = worker_map_ids(w, msg.uid, msg.gid);
+        if (r >= 0)
+                r = proto_send(w->control_fd, &msg, sizeof msg, NULL, 0);
+        if (r < 0) {
+                snprintf(why, sizeof why, "could not be mapped uid %u ahead: %s", (unsigned) msg.uid, strerror(-r));
+                worker_kill(w, why);
+                return;
+        }
         log_debug("Worker %d: mapped uid %u ahead", (int) w->pid, (unsigned) msg.uid);
-        return 0;
 }
 
+/* READY's flags: the first may say it has a user namespace; the second, after MAPPED, says it is
+ * sandboxed and nothing else. */
+static bool ready_flags_valid(const Worker *w, uint32_t flags) {
+        return w->state == WORKER_MAPPING ? flags == READY_FLAG_SANDBOXED : (flags & ~READY_FLAG_USERNS) == 0;
+}
+
+static void worker_now_idle(Worker *w) {
+        w->state = WORKER_IDLE;
+        w->ready_seen = true;
+        w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
+        /* waiting for its job now: the sample is taken before it gets one (unless a crash waits
+         * for a worker, which worker_ready() hands to it at once) */
+        worker_watchdog_baseline(w);
+        w->manager->spawn_failures = 0;
+        w->manager->pool_ops->worker_ready(w->manager);
+}
+
+/* READY, or the second READY of a worker mapped ahead; the ready timer bounds both. */
 static void on_ready(Worker *w) {
         MsgReady msg;
         int r = proto_recv(w->control_fd, MSG_READY, &msg, sizeof msg, NULL, 0);
 
         if (r == -EAGAIN)
                 return;
-        if (r < 0 || msg.pid != (uint32_t) w->pid || (msg.flags & ~READY_FLAG_USERNS) != 0) {
+        if (r < 0 || msg.pid != (uint32_t) w->pid || !ready_flags_valid(w, msg.flags)) {
                 worker_kill(w, r == -ECONNRESET ? "exited before it was ready" : "broke the protocol before its job");
                 return;
         }
-        w->state = WORKER_IDLE;
-        w->ready_seen = true;
-        w->userns = msg.flags & READY_FLAG_USERNS;
-        w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
-        /* waiting for its job now: the sample is taken before it gets one (unless a crash waits
-         * for a worker, which worker_ready() hands to it at once) */
-        worker_watchdog_baseline(w);
-        w->manager->spawn_failures = 0;
-        if (pool_maps_ahead(w) && worker_map_ahead(w) < 0)
-                return;
-        w->manager->pool_ops->worker_ready(w->manager);
+        if (w->state == WORKER_STARTING) {
+                w->userns = msg.flags & READY_FLAG_USERNS;
+                if (pool_maps_ahead(w)) {
+                        worker_map_ahead(w);
+                        return;
+                }
+        } else
+                w->manager->map_ahead_failures = 0;
+        worker_now_idle(w);
 }
 
 /* The worker's analysis: at most ANALYSIS_BYTES_MAX, checked field by field when merged. */
@@ -295,6 +343,7 @@ static const struct {
         void (*handle)(Worker *w);
 } permits[] = {
         { WORKER_STARTING, on_ready },      /* MSG_READY */
+        { WORKER_MAPPING, on_ready },       /* MSG_READY, sandboxed */
         { WORKER_BUSY, on_busy },           /* MSG_RESULT, or MSG_SPOOL once before it */
         { WORKER_COMMITTING, on_recorded }, /* MSG_RECORDED */
 };
@@ -332,8 +381,12 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
                 on_recorded(w);
         o = worker_detach(w);
 
-        if (!w->ready_seen && !w->retired)
+        if (!w->ready_seen && !w->retired) {
                 m->spawn_failures++;
+                if (w->mapped && ++m->map_ahead_failures == MAP_AHEAD_FAILURES_MAX)
+                        log_warning("%u spares in a row died while mapped ahead: spares wait unmapped from now on",
+                                    MAP_AHEAD_FAILURES_MAX);
+        }
         if (!clean && !w->retired)
                 zygote_renew(m); /* it may have been made to fail on purpose: a new layout */
         if (!clean || o.ops)
@@ -411,7 +464,7 @@ static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Worker *w = userdata;
 
         w->ready_timer = sd_event_source_disable_unref(w->ready_timer);
-        if (w->state == WORKER_STARTING)
+        if (w->state == WORKER_STARTING || w->state == WORKER_MAPPING)
                 worker_kill(w, "not ready in time"); /* counted as a failed start when it exits */
         return 0;
 }
@@ -497,7 +550,7 @@ void pool_fill(Manager *m) {
         unsigned ready_or_starting = 0, want;
 
         for (Worker *w = m->workers; w; w = w->workers_next)
-                ready_or_starting += w->state == WORKER_STARTING || w->state == WORKER_IDLE;
+                ready_or_starting += w->state == WORKER_STARTING || w->state == WORKER_MAPPING || w->state == WORKER_IDLE;
         want = (m->stopping ? 0 : m->config.spare_workers) + m->pool_ops->jobs_waiting(m);
 
         while (ready_or_starting < want && m->n_workers < m->config.max_parallel + m->config.spare_workers) {
@@ -522,14 +575,21 @@ void pool_fill(Manager *m) {
         }
 }
 
-/* The idle worker that has waited longest (the list is newest first) of those that may take a job
- * of uid and gid (any, for uid UID_INVALID): if mapped, to them; else not mapped. */
-static Worker *pool_oldest_idle(Manager *m, bool mapped, uid_t uid, gid_t gid) {
+/* Whether an idle w takes a job of uid and gid: mapped ahead to them, or, when !mapped_ahead, not
+ * mapped yet. */
+static bool worker_takes(const Worker *w, bool mapped_ahead, uid_t uid, gid_t gid) {
+        if (w->state != WORKER_IDLE || w->mapped != mapped_ahead)
+                return false;
+        return !mapped_ahead || (w->mapped_uid == uid && w->mapped_gid == gid);
+}
+
+/* Of the idle workers that take a job of uid and gid, the one that has waited longest (the list
+ * is newest first), or NULL. */
+static Worker *pool_oldest_idle(Manager *m, bool mapped_ahead, uid_t uid, gid_t gid) {
         Worker *found = NULL;
 
         for (Worker *w = m->workers; w; w = w->workers_next)
-                if (w->state == WORKER_IDLE &&
-                    (uid == UID_INVALID || (w->mapped == mapped && (!mapped || (w->mapped_uid == uid && w->mapped_gid == gid)))))
+                if (worker_takes(w, mapped_ahead, uid, gid))
                         found = w;
         return found;
 }
@@ -543,7 +603,7 @@ Worker *pool_take_idle(Manager *m, uid_t uid, gid_t gid) {
 }
 
 void pool_replace_taken(Manager *m) {
-        if (!pool_oldest_idle(m, false, UID_INVALID, GID_INVALID))
+        if (!pool_oldest_idle(m, false, UID_INVALID, GID_INVALID)) /* (ids unused when not mapped ahead) */
                 pool_fill(m);
 }
 
@@ -572,34 +632,6 @@ static int send_modules(Worker *w, const ModuleSet *mods) {
                         return r;
         }
         return 0;
-}
-
-static int write_id_map(pid_t pid, const char *which, unsigned id) {
-        char path[64], map[64];
-        _cleanup_close_ int fd = -EBADF;
-
-        snprintf(path, sizeof path, "/proc/%d/%s", (int) pid, which);
-        snprintf(map, sizeof map, "%u %u 1\n", id, id);
-        fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        return loop_write(fd, map, strlen(map));
-}
-
-/* The worker's user namespace gets the one uid and gid its job runs as, the same inside and out
- * (what the journal sees through SCM_CREDENTIALS is the real user). Written from here because it
- * takes CAP_SETUID and CAP_SETGID in the parent namespace, which the worker gave up by entering
- * its own; the worker is our child, not reaped, so its PID names it. Each map can be written
- * once: a worker is mapped for one job. */
-static int worker_map_ids(Worker *w, uid_t uid, gid_t gid) {
-        int r;
-
-        if (!w->userns)
-                return 0; /* user namespaces are off here: the worker drops to uid itself */
-        r = write_id_map(w->pid, "uid_map", (unsigned) uid);
-        if (r >= 0)
-                r = write_id_map(w->pid, "gid_map", (unsigned) gid);
-        return r;
 }
 
 int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *owner) {
@@ -655,7 +687,7 @@ void pool_retire_idle(Manager *m) {
         Worker *w, *n;
 
         LIST_FOREACH_SAFE(workers, w, n, m->workers)
-                if (w->state == WORKER_IDLE || w->state == WORKER_STARTING) {
+                if (w->state == WORKER_IDLE || w->state == WORKER_STARTING || w->state == WORKER_MAPPING) {
                         w->retired = true; /* a starting one that goes now did not fail to start */
                         worker_finished(w); /* closing its control socket makes it exit */
                 }
@@ -690,5 +722,6 @@ int pool_resolve_user(Manager *m) {
                 return log_error_errno(-EPERM, "Refusing to run workers as root (WorkerUser=%s)", m->config.worker_user);
         m->worker_uid = pw->pw_uid;
         m->worker_gid = pw->pw_gid;
+        m->worker_user_shared = strcmp(pw->pw_name, "nobody") == 0;
         return 0;
 }

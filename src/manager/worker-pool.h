@@ -18,12 +18,15 @@ typedef struct Record Record;
 
 /* After this many workers in a row die before saying READY, wait before starting more. */
 #define WORKER_SPAWN_FAILURES_MAX 5
+/* After this many spares in a row die mapped ahead, before they say READY again, none is. */
+#define MAP_AHEAD_FAILURES_MAX 3U
 #define WORKER_RESPAWN_DELAY_USEC (2 * USEC_PER_SEC)
 /* A started worker must be READY within this time. */
 #define WORKER_READY_TIMEOUT_USEC (10 * USEC_PER_SEC)
 
 typedef enum WorkerState {
         WORKER_STARTING, /* exec'd, not READY yet */
+        WORKER_MAPPING,  /* READY, mapped ahead (MAPPED): its second READY, sandboxed, is awaited */
         WORKER_IDLE,     /* READY, waiting for a job */
         WORKER_BUSY,       /* has a crash; RESULT is awaited */
         WORKER_COMMITTING, /* got COMMIT; RECORDED is awaited */
@@ -68,8 +71,9 @@ typedef struct Worker {
         WorkerState state;
         bool ready_seen;
         bool retired; /* let go by pool_retire_idle() (reload, stop): its exit is no failure */
-        bool userns;  /* READY said it made its user namespace: worker_start_job() maps the job's ids */
-        bool mapped;  /* WorkerUser= mapped ahead (MAPPED sent): it takes jobs of that user only */
+        bool userns;  /* READY said it made its user namespace: ids are mapped into it */
+        bool mapped;  /* WorkerUser= mapped ahead (MAPPED sent): it takes jobs of that user only;
+                       * else worker_start_job() maps the job's */
         uid_t mapped_uid;
         gid_t mapped_gid;
         pid_t pid;
@@ -105,9 +109,10 @@ void pool_fill(Manager *m);
 /* An idle worker for a job of uid and gid, the one that waited longest, or NULL (then one is
  * being started): one mapped ahead to that user if there is one, else one not mapped yet. */
 Worker *pool_take_idle(Manager *m, uid_t uid, gid_t gid);
-/* After a worker took its job (the job no longer waits): a new spare at once if that was the
- * last one; otherwise the pool is filled again when the worker exits, so that a worker being made
- * does not take a CPU from the job whose task is held. */
+/* After a worker took its job (the job no longer waits): a new spare at once if no spare that any
+ * user's crash may take (one not mapped ahead) is idle; otherwise the pool is filled again when
+ * the worker exits, so that a worker being made does not take a CPU from the job whose task is
+ * held. */
 void pool_replace_taken(Manager *m);
 /* Hands a job to an idle worker (its uid and gid mapped into the worker's user namespace) and
  * watches it; ops tell owner what becomes of it. The descriptors stay the caller's; the module

@@ -19,9 +19,10 @@
 
 /* The phases, in order; each message is allowed in its phase only, once:
  *   worker  READY     started, waiting for a job
- *   manager MAPPED    (optional, before JOB) WorkerUser= is mapped into the worker's user
- *                     namespace ahead of any crash: it enters its whole sandbox as that user
- *                     now, and takes only a job of that user
+ *   manager MAPPED    (optional) WorkerUser= is mapped into the worker's user namespace ahead
+ *                     of any crash: it enters its whole sandbox as that user now, and takes
+ *                     only a job of that user
+ *   worker  READY     (after MAPPED only) again, with READY_FLAG_SANDBOXED: sandboxed
  *   manager JOB       a crash: [connection, output, record memfd, module table memfd], the uid
  *                     to become
  *   manager MODULES   the crashed process's mapped files, opened in its mount namespace, in
@@ -87,11 +88,14 @@ typedef struct MsgHandover {
         char pad[7];
 } MsgHandover;
 
-/* READY: the worker made its user namespace; the manager maps the job's uid and gid into it
- * before the job (/proc/PID/uid_map, gid_map: one id each, the same inside and out). */
+/* READY: the worker made its user namespace; the manager maps a uid and gid into it
+ * (/proc/PID/uid_map, gid_map: one id each, the same inside and out), the job's before the job,
+ * or WorkerUser='s ahead (MAPPED). */
 #define READY_FLAG_USERNS (UINT32_C(1) << 0)
 #define READY_FLAG_ZYGOTE (UINT32_C(1) << 1) /* the zygote's READY: it takes FORKs, no job */
-#define READY_FLAGS_ALL (READY_FLAG_USERNS | READY_FLAG_ZYGOTE)
+/* the second READY of a worker sent MAPPED: it is in its whole sandbox, waiting for its job */
+#define READY_FLAG_SANDBOXED (UINT32_C(1) << 2)
+#define READY_FLAGS_ALL (READY_FLAG_USERNS | READY_FLAG_ZYGOTE | READY_FLAG_SANDBOXED)
 
 typedef struct MsgReady {
         MsgHeader hdr;

@@ -25,6 +25,8 @@
 #define CLONE_THREAD_FLAGS (CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
 #define SECCOMP_PROG_MAX 4096 /* instructions: far more than the allowlist compiles to */
 
+static const int sandbox_rlimits[] = SANDBOX_RLIMITS;
+
 /* Plain calls, allowed whatever their arguments. */
 static const int allowed[] = {
         /* stream the core, write the output, talk to the manager */
@@ -120,10 +122,12 @@ static int add_filtered(scmp_filter_ctx ctx) {
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
                                   SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_THREAD_FLAGS, CLONE_THREAD_FLAGS));
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-        /* its own limits only (setrlimit() is prlimit64 on itself): a worker that entered its
-         * sandbox before its job lowers them to the job's; none can be raised (soft = hard, and
-         * no CAP_SYS_RESOURCE) */
-        r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_EQ, 0));
+        /* its own limits, those the sandbox sets soft = hard, only (setrlimit() is prlimit64 on
+         * itself): a worker that entered its sandbox before its job lowers them to the job's;
+         * none can be raised (no CAP_SYS_RESOURCE) */
+        for (size_t i = 0; i < ELEMENTSOF(sandbox_rlimits) && r == 0; i++)
+                r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2, SCMP_A0(SCMP_CMP_EQ, 0),
+                                     SCMP_A1(SCMP_CMP_EQ, (unsigned) sandbox_rlimits[i]));
         /* one kind of socket: a local datagram one, for journald */
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
                                   SCMP_A1(SCMP_CMP_MASKED_EQ, ~(unsigned) (SOCK_CLOEXEC | SOCK_NONBLOCK), SOCK_DGRAM));

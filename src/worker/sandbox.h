@@ -6,12 +6,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 /* The worker's address space without an inline core; Storage=journal adds JournalSizeMax. */
 #define WORKER_AS_BASE (UINT64_C(512) << 20)
 #define SANDBOX_KEEP_FDS_MAX (8 + 128) /* the job's descriptors and the module files */
 #define SANDBOX_NOFILE_BASE 16U
+/* The limits a worker sets, each soft = hard: sandbox_enter()'s, and the job's RLIMIT_FSIZE. The
+ * seccomp filter lets it set these on itself, and no other. */
+#define SANDBOX_RLIMITS { RLIMIT_CORE, RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_AS, RLIMIT_FSIZE }
+/* RLIMIT_NOFILE for n module files: libdwfl holds a copy of each module's descriptor */
+#define SANDBOX_NOFILE(n) (SANDBOX_NOFILE_BASE + 2U * (unsigned) (n))
 
 typedef struct SandboxParams {
         uid_t uid; /* the user to become: the crashing user, or the worker user */
@@ -37,8 +43,8 @@ typedef struct SandboxReport {
  * namespaces (and a network namespace where Landlock cannot scope abstract sockets), and with
  * them the capability bounding set emptied. Without CAP_SYS_ADMIN for the first step, the user
  * namespace gets a mount namespace of its own and sandbox_enter() makes the empty root there once
- * the job's user is mapped. Called before the worker says READY; the user the namespace maps is
- * set in sandbox_enter(). Returns 0, -EOPNOTSUPP if the kernel refuses the user namespace
+ * its user is mapped. Called before the worker says READY; the user the namespace maps is set in
+ * sandbox_enter(). Returns 0, -EOPNOTSUPP if the kernel refuses the user namespace
  * (sandbox_enter goes on without; the empty root stays if it was made), or another error (the
  * worker must not take a job). */
 int sandbox_prepare(bool helper);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* coredump-worker: single use. Forked ahead of time by the zygote (zygote.h; the same binary
  * started with --zygote) or started by coredumpd, with its control socket on fd 3, it says
- * READY and waits for exactly one job (the kernel's connection, the unnamed
- * output file, the crash record). It then drops to the user the job names before touching any
- * of it, streams and compresses that core, reports what the core's notes say, waits for the
- * manager to link the file, writes the journal entry, and exits. */
+ * READY and waits for exactly one job (the kernel's connection, the unnamed output file, the
+ * crash record). It drops to the user the job names before touching any of it (or, mapped ahead
+ * to WorkerUser=, before the job: then it takes only a job of that user), streams and compresses
+ * that core, reports what the core's notes say, waits for the manager to link the file, writes
+ * the journal entry, and exits. */
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
@@ -201,8 +202,19 @@ static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
         if (!strcmp(fault, "grow"))
                 grow_output(out_fd);
 }
+
+/* "ahead": a spare mapped ahead fails to enter its sandbox, whatever the crash (there is none). */
+static bool fault_ahead(void) {
+        const char *fault = getenv("COREDUMP_WORKER_FAULT");
+
+        return fault && strcmp(fault, "ahead") == 0;
+}
 #else
 static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
+}
+
+static bool fault_ahead(void) {
+        return false;
 }
 #endif
 
@@ -310,14 +322,14 @@ static uint64_t address_space(uint64_t journal_size) {
 #endif
 }
 
-/* What the job may use: the uid its crash goes to, its address space, its descriptors (libdwfl
- * holds a copy of each module's), zstd's threads. */
+/* What the job may use: the uid its crash goes to, its address space, its descriptors, zstd's
+ * threads. */
 static SandboxParams job_sandbox(const MsgJob *job, size_t n_modules) {
         return (SandboxParams) {
                 .uid = job->uid,
                 .gid = job->gid,
                 .address_space = address_space((job->flags & JOB_FLAG_JOURNAL_CORE) ? job->journal_size_max : 0),
-                .nofile = SANDBOX_NOFILE_BASE + 2 * (unsigned) n_modules,
+                .nofile = SANDBOX_NOFILE(n_modules),
                 .threads = job->compression == COMPRESSION_ZSTD ? sink_zstd_threads() : 0,
         };
 }
@@ -345,38 +357,55 @@ static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS], const Module
         return enter(&p);
 }
 
-/* MAPPED, if the manager sends it before the job: the whole sandbox is entered now, as the user
- * it mapped, with the most any job may need (every module, zstd's threads, the largest inline
- * core); the job lowers them (sandbox_narrow()). 1 if entered, 0 if the next message is
- * something else, or negative errno. */
-static int enter_sandbox_ahead(MsgMapped *ret) {
-        static const int keep[] = { WORKER_CONTROL_FD };
+/* The type of the manager's next message, once there is one. */
+static int next_msg_type(uint32_t *ret) {
         struct pollfd p = { .fd = WORKER_CONTROL_FD, .events = POLLIN };
-        SandboxParams sp;
-        uint32_t type;
         int r;
 
         while ((r = poll(&p, 1, -1)) < 0 && errno == EINTR)
                 ;
-        r = r < 0 ? negative_errno() : proto_peek_type(WORKER_CONTROL_FD, &type);
+        return r < 0 ? negative_errno() : proto_peek_type(WORKER_CONTROL_FD, ret);
+}
+
+static int mapped_valid(const MsgMapped *m) {
+        if (m->uid == 0 || m->uid == UID_INVALID || m->gid == GID_INVALID ||
+            m->journal_size_max > UINT64_MAX - WORKER_AS_BASE)
+                return -EBADMSG;
+        return 0;
+}
+
+/* MAPPED, if the manager sends it before the job: the whole sandbox is entered now, as the user
+ * it mapped, with the most any job may need (every module, zstd's threads, the largest inline
+ * core), which the job lowers (sandbox_narrow()); then READY again, sandboxed. 1 if so, 0 if
+ * the next message is something else, or negative errno. */
+static int enter_sandbox_ahead(MsgMapped *ret) {
+        static const int keep[] = { WORKER_CONTROL_FD };
+        MsgReady ready = { .hdr = { PROTO_MAGIC, MSG_READY }, .pid = (uint32_t) getpid(), .flags = READY_FLAG_SANDBOXED };
+        SandboxParams sp;
+        uint32_t type;
+        int r;
+
+        r = next_msg_type(&type);
         if (r < 0 || type != MSG_MAPPED)
                 return r == -EBADMSG ? 0 : r; /* (wait_msg() says what is wrong with it) */
         r = wait_msg(MSG_MAPPED, ret, sizeof *ret, NULL, 0);
+        r = r ?: mapped_valid(ret);
+        r = r ?: (fault_ahead() ? -EPERM : 0);
         if (r < 0)
                 return r;
-        if (ret->uid == 0 || ret->uid == UID_INVALID || ret->gid == GID_INVALID ||
-            ret->journal_size_max > UINT64_MAX - WORKER_AS_BASE)
-                return -EBADMSG;
         sp = (SandboxParams) {
                 .uid = ret->uid,
                 .gid = ret->gid,
                 .keep_fds = keep,
                 .n_keep_fds = ELEMENTSOF(keep),
                 .address_space = address_space(ret->journal_size_max),
-                .nofile = SANDBOX_NOFILE_BASE + 2 * MODULES_MAX,
+                .nofile = SANDBOX_NOFILE(MODULES_MAX),
                 .threads = sink_zstd_threads(),
         };
         r = enter(&sp);
+        r = r ?: proto_send(WORKER_CONTROL_FD, &ready, sizeof ready, NULL, 0);
+        if (r == -EPIPE)
+                return -ECONNRESET; /* let go meanwhile (a reload) */
         return r < 0 ? r : 1;
 }
 
@@ -425,7 +454,7 @@ static int worker_main(void) {
                 return log_error_errno(r, "Failed to close stray fds: %m"), 3;
         /* counted while /sys is still there (the zygote's workers inherit its count) */
         sink_zstd_count_cpus();
-        /* coredumpd maps the job's ids into them (READY_FLAG_USERNS): no helper process */
+        /* coredumpd maps the ids into them (READY_FLAG_USERNS): no helper process */
         r = sandbox_prepare(false);
         if (r < 0 && r != -EOPNOTSUPP)
                 return log_error_errno(r, "Failed to prepare the namespaces: %m"), 3;

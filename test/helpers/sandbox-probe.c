@@ -127,6 +127,10 @@ static int act_fd(const char *a) {
         return -1;
 }
 
+/* The probe's parent, taken before the filter, which refuses getppid(): a call aimed at it must
+ * be refused for what it is, not for the getppid() in its arguments. */
+static pid_t parent;
+
 static int act(const char *a, const char *arg) {
         void *p;
         int r;
@@ -146,7 +150,7 @@ static int act(const char *a, const char *arg) {
         if (!strcmp(a, "execve"))
                 return report(execl("/bin/true", "true", (char *) NULL));
         if (!strcmp(a, "ptrace"))
-                return report(ptrace(PTRACE_ATTACH, getppid(), NULL, NULL));
+                return report(ptrace(PTRACE_ATTACH, parent, NULL, NULL));
         if (!strcmp(a, "mount"))
                 return report(mount("tmpfs", "/", "tmpfs", 0, NULL));
         if (!strcmp(a, "setuid0"))
@@ -172,7 +176,7 @@ static int act(const char *a, const char *arg) {
         if (!strcmp(a, "clone-vm")) /* shared memory without being a thread: a process all the same */
                 return report(syscall(SYS_clone, CLONE_VM | SIGCHLD, NULL, NULL, NULL, 0));
         if (!strcmp(a, "kill"))
-                return report(kill(getppid(), SIGTERM));
+                return report(kill(parent, SIGTERM));
         if (!strcmp(a, "rlimit-lower") || !strcmp(a, "rlimit-raise")) {
                 struct rlimit rl;
                 if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
@@ -180,8 +184,12 @@ static int act(const char *a, const char *arg) {
                 rl.rlim_cur = rl.rlim_max = rl.rlim_max + (!strcmp(a, "rlimit-raise") ? 1 : -1);
                 return report(setrlimit(RLIMIT_NOFILE, &rl));
         }
+        if (!strcmp(a, "rlimit-stack")) /* one the sandbox leaves soft < hard: not to be touched */
+                return report(syscall(SYS_prlimit64, 0, RLIMIT_STACK, NULL, &(struct rlimit) {}));
         if (!strcmp(a, "prlimit-other")) /* another process's limits: not even to read them */
-                return report(syscall(SYS_prlimit64, getppid(), RLIMIT_NOFILE, NULL, &(struct rlimit) {}));
+                return report(syscall(SYS_prlimit64, parent, RLIMIT_NOFILE, NULL, &(struct rlimit) {}));
+        if (!strcmp(a, "prlimit-self-pid")) /* itself, by number: only pid 0 is allowed */
+                return report(syscall(SYS_prlimit64, getpid(), RLIMIT_NOFILE, NULL, &(struct rlimit) {}));
         r = act_fd(a);
         if (r >= 0)
                 return r;
@@ -228,6 +236,7 @@ int main(int argc, char **argv) {
         p.gid = (gid_t) atoi(argv[2]);
         if (!strcmp(argv[3], "ptrace-race"))
                 return argc == 6 ? ptrace_race(p.uid, p.gid, (pid_t) atoi(argv[4]), atoi(argv[5])) : 2;
+        parent = getppid();
         status_fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
         p.keep_fds = &status_fd;
         p.n_keep_fds = 1;

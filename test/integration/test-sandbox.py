@@ -38,8 +38,10 @@ def case_forbidden():
         "ptrace": -signal.SIGSYS, "mount": -signal.SIGSYS, "setuid0": -signal.SIGSYS, "mmap-exec": -signal.SIGSYS,
         "mprotect-exec": -signal.SIGSYS, "fork": -signal.SIGSYS, "kill": -signal.SIGSYS,
         "clone-vm": -signal.SIGSYS, "clone3": f"errno={errno.ENOSYS}",
-        # a worker sandboxed ahead of its job lowers its own limits to the job's; none goes up
-        "rlimit-lower": "allowed", "rlimit-raise": f"errno={errno.EPERM}", "prlimit-other": -signal.SIGSYS,
+        # a worker sandboxed ahead of its job lowers its own limits to the job's; none goes up,
+        # none but those it set may be touched, and no other process's, even its own by number
+        "rlimit-lower": "allowed", "rlimit-raise": f"errno={errno.EPERM}", "rlimit-stack": -signal.SIGSYS,
+        "prlimit-other": -signal.SIGSYS, "prlimit-self-pid": -signal.SIGSYS,
     }
     for action, want in expect.items():
         rc, out = probe(user, action, os.path.join(rundir, "kernel.sock"))
@@ -138,8 +140,8 @@ def case_mapped_ahead():
     limits any job may need; the other is not mapped yet, for a plain user's crash. A system
     user's crash goes to the one mapped ahead, which lowers its limits to its job's (fewer
     descriptors, the file size cap); crashes of a plain user, two at once, are stored all the same
-    (the one spare left unmapped takes the first, a worker started for it the second; live_worker
-    shows such a worker runs as the user)."""
+    (by the spare left unmapped, or workers started for them; live_worker shows such a worker runs
+    as the user)."""
     import pwd
     try:
         wu = pwd.getpwnam("coredump-socket")
@@ -183,7 +185,7 @@ def case_mapped_ahead():
     p.kill()  # (killed mid-dump: its core is cut short)
     p.wait()
     pid, _ = crash("segv", exe=exe)
-    check(any(f".{pid}." in c for c in env.wait_cores(1)), f"root's crash not stored:\n{d.log_text()}")
+    wait_until(lambda: any(f".{pid}." in c for c in env.cores()), 60, lambda: f"root's crash stored:\n{d.log_text()}")
 
     users = [subprocess.Popen(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", exe,
                                "segv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
@@ -194,6 +196,25 @@ def case_mapped_ahead():
     for u in users:
         got = [c for c in env.cores() if f".{u.pid}." in c]
         check(len(got) == 1 and f".{user.pw_uid}." in got[0], f"plain user's crash {u.pid}: {got}\n{d.log_text()}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def case_mapped_ahead_failing():
+    """Spares that die mapped ahead, before they say they are sandboxed, are counted as failed
+    starts, not taken for a crash; after three in a row, spares wait unmapped, and crashes are
+    stored all along."""
+    from cdtest import skip
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        skip("worker built without -Dworker-test-faults=true")
+    env = Env()
+    d = env.start(environ={"COREDUMP_WORKER_FAULT": "ahead"})
+    d.wait_log(r"3 spares in a row died while mapped ahead: spares wait unmapped from now on")
+    pid, _ = crash("segv")
+    wait_until(lambda: any(f".{pid}." in c for c in env.cores()), 60, lambda: f"root's crash stored:\n{d.log_text()}")
+    for w in d.wait_idle_workers(2):
+        check(status(w)["Seccomp"] == "0", f"spare {w} mapped ahead after the failures")
+    log = d.log_text()
+    check(log.count("Failed to enter the sandbox ahead of the job") == 3, f"not three failures:\n{log}")
     check(d.stop() == 0, "daemon did not stop cleanly")
 
 
