@@ -199,6 +199,21 @@ def case_mapped_ahead():
     check(d.stop() == 0, "daemon did not stop cleanly")
 
 
+def case_mapped_ahead_not():
+    """No spare is mapped ahead with a single spare (it must take any user's crash), nor as nobody
+    (other processes of that user could stop it, and with it the next system crash)."""
+    for config in ({"SpareWorkers": "1"}, {"WorkerUser": "nobody"}):
+        env = Env(config)
+        d = env.start()
+        n = int(config.get("SpareWorkers", "2"))
+        time.sleep(0.5)  # a spare mapped ahead is sandboxed well within this after its READY
+        for w in d.wait_idle_workers(n):
+            check(status(w)["Seccomp"] == "0", f"{config}: spare {w} mapped ahead")
+        pid, _ = crash("segv")
+        wait_until(lambda: any(f".{pid}." in c for c in env.cores()), 60, lambda: f"{config}: crash stored:\n{d.log_text()}")
+        check(d.stop() == 0, f"{config}: daemon did not stop cleanly")
+
+
 def case_mapped_ahead_failing():
     """Spares that die mapped ahead, before they say they are sandboxed, are counted as failed
     starts, not taken for a crash; after three in a row, spares wait unmapped, and crashes are
