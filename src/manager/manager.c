@@ -270,6 +270,7 @@ int manager_reload(Manager *m) {
         } else {
                 /* Spares were started for the old settings (user); busy workers finish their crash. */
                 pool_retire_idle(m);
+                m->map_ahead_failures = 0; /* the new settings may let spares be mapped ahead again */
                 pool_fill(m);
                 manager_update_accepting(m);
         }

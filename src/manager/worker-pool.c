@@ -24,6 +24,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "pidfd-util.h"
+#include "uid-class.h"
 #include "fd-util.h"
 #include "worker-log.h"
 #include "worker-pool.h"
@@ -137,20 +138,28 @@ static int worker_map_ids(Worker *w, uid_t uid, gid_t gid) {
 }
 
 /* Whether a worker just READY is mapped to WorkerUser= ahead: not while a crash waits (it may be
- * a plain user's, which needs a worker of that user); never the last spare that is not, so that a
- * plain user's crash finds one too; not for a user other programs run as (nobody: they could stop
- * the spare, and with it the next system crash); and no more after MAP_AHEAD_FAILURES_MAX
- * spares in a row died on the way. */
+ * a plain user's, which needs a worker of that user) or the daemon stops; at most SpareWorkers=
+ * less one spares are (idle or on the way), and never the last spare that is not, so that a plain
+ * user's crash finds one too, and the pool, which counts every spare, starts one for it when it
+ * waits; not for a user other programs run as (nobody: they could stop the spare, and with it
+ * the next system crash); and no more after MAP_AHEAD_FAILURES_MAX spares in a row died on the
+ * way (until a reload). */
 static bool pool_maps_ahead(const Worker *w) {
         Manager *m = w->manager;
+        unsigned mapped = 0, unmapped = 0;
 
-        if (!w->userns || m->worker_user_shared || m->map_ahead_failures >= MAP_AHEAD_FAILURES_MAX ||
+        if (!w->userns || m->stopping || m->worker_user_shared || m->map_ahead_failures >= MAP_AHEAD_FAILURES_MAX ||
             m->pool_ops->jobs_waiting(m) > 0)
                 return false;
-        for (const Worker *o = m->workers; o; o = o->workers_next)
-                if (o != w && !o->mapped && (o->state == WORKER_IDLE || o->state == WORKER_STARTING))
-                        return true;
-        return false;
+        for (const Worker *o = m->workers; o; o = o->workers_next) {
+                if (o == w || (o->state != WORKER_IDLE && o->state != WORKER_STARTING && o->state != WORKER_MAPPING))
+                        continue;
+                if (o->mapped)
+                        mapped++;
+                else
+                        unmapped++;
+        }
+        return unmapped > 0 && mapped + 1 < m->config.spare_workers;
 }
 
 /* Maps WorkerUser= into the worker's user namespace now and says so (MAPPED): it enters its whole
@@ -166,12 +175,15 @@ static void worker_map_ahead(Worker *w) {
         char why[128];
         int r;
 
-        /* from here, its death counts against mapping ahead (on_child()) */
+        /* from here, its death counts against mapping ahead (on_child()); the ready timer starts
+         * again for its sandbox */
         w->mapped = true;
         w->mapped_uid = msg.uid;
         w->mapped_gid = msg.gid;
         w->state = WORKER_MAPPING;
-        r = worker_map_ids(w, msg.uid, msg.gid);
+        r = sd_event_source_set_time_relative(w->ready_timer, WORKER_READY_TIMEOUT_USEC);
+        r = r ?: sd_event_source_set_enabled(w->ready_timer, SD_EVENT_ONESHOT);
+        r = r ?: worker_map_ids(w, msg.uid, msg.gid);
         if (r >= 0)
                 r = proto_send(w->control_fd, &msg, sizeof msg, NULL, 0);
         if (r < 0) {
@@ -722,6 +734,6 @@ int pool_resolve_user(Manager *m) {
                 return log_error_errno(-EPERM, "Refusing to run workers as root (WorkerUser=%s)", m->config.worker_user);
         m->worker_uid = pw->pw_uid;
         m->worker_gid = pw->pw_gid;
-        m->worker_user_shared = strcmp(pw->pw_name, "nobody") == 0;
+        m->worker_user_shared = strcmp(pw->pw_name, "nobody") == 0 || pw->pw_uid == UID_CLASS_NOBODY;
         return 0;
 }

@@ -18,7 +18,8 @@ typedef struct Record Record;
 
 /* After this many workers in a row die before saying READY, wait before starting more. */
 #define WORKER_SPAWN_FAILURES_MAX 5
-/* After this many spares in a row die mapped ahead, before they say READY again, none is. */
+/* After this many spares in a row die mapped ahead, before they say READY again, none is (until
+ * a reload). */
 #define MAP_AHEAD_FAILURES_MAX 3U
 #define WORKER_RESPAWN_DELAY_USEC (2 * USEC_PER_SEC)
 /* A started worker must be READY within this time. */
