@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from cdtest import BUILD, SYS_UNSHARE, Env, check, crash, fd_targets, run_cases, start_filtered, test_user, wait_until
+from cdtest import BUILD, SYS_UNSHARE, Env, check, copy_crasher, crash, fd_targets, run_cases, start_filtered, test_user, wait_until
 
 PROBE = os.path.join(BUILD, "test", "sandbox-probe")
 MANAGER_CAPS = (1 << 19) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 6) | (1 << 8)
@@ -89,11 +89,7 @@ def case_live_worker():
         for ns in ("mnt", "user"):
             check(os.readlink(f"/proc/{w}/ns/{ns}") != os.readlink(f"/proc/{d.proc.pid}/ns/{ns}"),
                   f"spare {w} shares the manager's {ns} namespace")
-    exe = os.path.join(env.base, "crasher")
-    import shutil
-    from cdtest import CRASHER
-    shutil.copy(CRASHER, exe)
-    os.chmod(exe, 0o755)
+    exe = copy_crasher(env, "crasher")
     ahead = spares_split(d)[0]  # sandboxed already (mapped_ahead): not the one that takes this crash
     p = subprocess.Popen(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", exe, "mem",
                           "128", "random"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -179,11 +175,7 @@ def case_mapped_ahead():
     for w in others:
         check(status(w)["Seccomp"] == "0" and unmapped(w), f"spare {w} should wait unmapped, for a plain user's crash")
 
-    exe = os.path.join(env.base, "crasher")
-    import shutil
-    from cdtest import CRASHER
-    shutil.copy(CRASHER, exe)
-    os.chmod(exe, 0o755)
+    exe = copy_crasher(env, "crasher")
     p = subprocess.Popen([exe, "mem", "128", "random"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def narrowed():
@@ -279,11 +271,7 @@ def case_empty_root_in_userns():
             check("usr" in os.listdir(f"/proc/{w}/root"), f"spare {w} has an empty root already: the filter did not take")
         else:  # made in its own mount namespace, once its user was mapped
             check(os.listdir(f"/proc/{w}/root") == [], f"spare {w} mapped ahead has no empty root")
-    exe = os.path.join(env.base, "crasher")
-    import shutil
-    from cdtest import CRASHER
-    shutil.copy(CRASHER, exe)
-    os.chmod(exe, 0o755)
+    exe = copy_crasher(env, "crasher")
     p = subprocess.Popen(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", exe, "mem",
                           "64", "random"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
