@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -646,6 +647,30 @@ static int send_modules(Worker *w, const ModuleSet *mods) {
         return 0;
 }
 
+#ifdef MANAGER_TEST_FAULTS
+/* Test builds only (meson -Dworker-test-faults=true): COREDUMPD_TEST_FAULT=job-send kills the
+ * first worker given a job, and waits for its end, just before the job is sent, as when a worker
+ * dies at that moment. */
+static void fault_job_send(Worker *w) {
+        static bool fired;
+        const char *f = getenv("COREDUMPD_TEST_FAULT");
+
+        if (fired || !f || strcmp(f, "job-send") != 0)
+                return;
+        fired = true;
+        (void) pidfd_send_sig(w->pidfd, SIGKILL);
+        (void) waitid((idtype_t) P_PIDFD, (id_t) w->pidfd, &(siginfo_t) {}, WEXITED | WNOWAIT);
+}
+#else
+static void fault_job_send(Worker *w) {
+}
+#endif
+
+/* The errors of a send to a worker that is gone: it died, or was killed, after its READY. */
+static bool worker_gone_error(int r) {
+        return r == -EPIPE || r == -ECONNRESET || r == -ECONNREFUSED || r == -ENOTCONN;
+}
+
 int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *owner) {
         Manager *m = w->manager;
         uint64_t spool_budget = config_spool_max(&m->config, m->physical_memory);
@@ -677,16 +702,21 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
                 worker_kill(w, "could not be mapped its job's user");
                 return -EAGAIN; /* another worker may take the job */
         }
+        fault_job_send(w);
         r = proto_send(w->control_fd, &job->msg, sizeof job->msg, fds, JOB_FDS);
         if (r >= 0)
                 r = send_modules(w, job->modules);
+        if (r < 0) {
+                log_warning_errno(r, "Worker %d: could not be sent its job: %m", (int) w->pid);
+                worker_kill(w, "could not be given its job");
+                /* A worker takes every module file before it reads a byte of the core (worker.c):
+                 * the connection, the output and the module files are as they were, for the next
+                 * worker. */
+                return worker_gone_error(r) ? -EAGAIN : r;
+        }
         /* the worker has its copies now */
         if (job->modules)
                 modules_close(job->modules);
-        if (r < 0) {
-                worker_kill(w, "could not be given its job");
-                return r;
-        }
         w->state = WORKER_BUSY;
         w->ops = ops;
         w->owner = owner;

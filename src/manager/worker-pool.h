@@ -117,8 +117,9 @@ Worker *pool_take_idle(Manager *m, uid_t uid, gid_t gid);
 void pool_replace_taken(Manager *m);
 /* Hands a job to an idle worker (its uid and gid mapped into the worker's user namespace) and
  * watches it; ops tell owner what becomes of it. The descriptors stay the caller's; the module
- * descriptors are closed. -EAGAIN: that worker could not take it (killed); the job may go to
- * another. */
+ * descriptors are closed once the worker has them. -EAGAIN: that worker could not take it (it
+ * could not be mapped, or was gone when the job was sent; killed), the module descriptors are
+ * still open and the job may go to another. */
 int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *owner);
 /* Tells the worker the final facts; it writes the journal entry and answers RECORDED. */
 int worker_commit(Worker *w, const CoreFacts *facts);

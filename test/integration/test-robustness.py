@@ -4,6 +4,7 @@
 each must end with a clear record and a healthy daemon that stores the next crash."""
 import glob
 import os
+import re
 import shutil
 import signal
 import socket
@@ -280,6 +281,39 @@ def case_collector_spare():
         except OSError:
             return True
     wait_until(lambda: all(gone(p) for p in last), 10, lambda: f"the spare {last} outlived the daemon")
+
+
+def case_job_send_lost():
+    """The worker given a crash dies as its job is sent (a fault of the test build kills it just
+    before): the crash goes to the next idle worker, with its connection, output file and every
+    module file, and is stored whole. A real program (python3, dozens of mapped files) as root,
+    so the first worker is the one mapped ahead and the second is mapped on the spot."""
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        cdtest.skip("needs a build with -Dworker-test-faults=true (the sanitizer build of tools/run-tests.sh)")
+    env = Env()
+    d = env.start(environ={"COREDUMPD_TEST_FAULT": "job-send"})
+    spares = d.wait_idle_workers(2)
+    pid = python_crash("job-send")
+    line = d.wait_log(r"Worker (\d+): could not be sent its job: .*")
+    print("observed:", line)
+    killed = int(re.search(r"Worker (\d+):", line).group(1))
+    check(killed in spares, f"the worker killed ({killed}) was not an idle spare ({spares})")
+    rec = record_of(env, pid, d)
+    check("COREDUMP_PROCESSING_ERROR" not in rec, f"the crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    msg = rec.get("MESSAGE", b"")
+    check(b"libc.so.6" in msg and b"build-id" in msg, f"the module files did not reach the second worker: {msg[:800]!r}")
+    cores = [c for c in env.cores() if f".{pid}." in c]
+    check(len(cores) == 1, f"one core of PID {pid} expected: {env.cores()}")
+    out = decompress(os.path.join(env.store, cores[0]), os.path.join(env.base, "job-send.core"))
+    info = elf_core_info(out)
+    check(info["type"] == ET_CORE and info["pids"][0] == pid and info["signal"] == signal.SIGSEGV,
+          f"the stored core is not PID {pid}'s: {info}")
+    check(f"Crash of PID {pid} (python3" in d.log_text() and "core lost" not in d.log_text(),
+          f"the log says the core was lost:\n{d.log_text()}")
+    check(killed not in d.children(), f"the killed worker {killed} is still there")
+    healthy(env, d, 1)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print(f"observed: PID {pid} stored after worker {killed} died at its job")
 
 
 def case_graceful_stop():
