@@ -2,6 +2,7 @@
 /* One crash in coredumpd: verify the peer, the @@ handshake, /proc, a worker, then link the core
  * and keep its record. Manager (root): never reads core bytes; creates files only in the store. */
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -98,6 +99,30 @@ static void crash_counted(Crash *c) {
         crash_free(c);
 }
 
+static int crash_arm_timer(Crash *c, uint64_t usec_from_accept);
+
+/* Whether the crashed task has exited: the kernel let it go (its worker closed the connection, its
+ * core spooled) or it was killed. Its pidfd says so; without one (pipe mode on kernels before %F)
+ * it counts as held. */
+static bool crash_task_gone(const Crash *c) {
+        struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+
+        return c->pidfd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+/* TimeoutSec= bounds how long the task is held. A task gone by then leaves its core in the
+ * spool: its worker gets as long again to compress, analyse and record it, once. */
+static bool crash_extend_deadline(Crash *c) {
+        if (c->deadline_extended || !crash_task_gone(c))
+                return false;
+        c->deadline_extended = true;
+        if (crash_arm_timer(c, 2 * c->manager->config.timeout_usec) < 0)
+                return false;
+        log_debug("Crash of PID %d (%s): its task was released in time, its worker has TimeoutSec= again",
+                  (int) c->info.pid, crash_comm(c));
+        return true;
+}
+
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         Crash *c = userdata;
 
@@ -116,7 +141,10 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         } else if (c->state == CRASH_RECORDING)
                 crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline writing the journal entry, killed; "
                                        "the core and its record are kept");
-        else
+        else if (c->deadline_extended)
+                crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline after the task's release (twice "
+                                       "TimeoutSec=), killed; core lost");
+        else if (!crash_extend_deadline(c))
                 crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline, killed; core lost, task released");
         return 0;
 }

@@ -83,6 +83,7 @@ typedef struct Crash {
         char why_buf[PATH_MAX + 256]; /* no_core_why when it is made up */
         bool core_counted;       /* counts in Manager.n_cores */
         bool counted_only;       /* suppressed: counted for a summary, nothing else to do */
+        bool deadline_extended;  /* its task was gone at the deadline: TimeoutSec= once more (crash.c) */
         bool forwarded;          /* the host's collector forwarded it here (receive.c) */
         Record forwarded_fields; /* what it sent: kept where this machine's /proc says nothing */
 #ifdef MANAGER_TEST_FAULTS

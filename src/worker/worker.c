@@ -172,11 +172,14 @@ static void grow_output(int out_fd) {
                           (unsigned long long) grown);
 }
 
+#define FAULT_SLOW_MSEC 3000 /* "slow": how long it sleeps */
+
 /* Test builds only (meson -Dworker-test-faults=true): misbehave on purpose, for crashes of a
  * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed, flood
- * (its stderr), grow (its stored core); at the start of the core, or with "@journal"
- * (crash@journal, hang@journal, grow@journal) once the core is stored, before the journal
- * entry. */
+ * (its stderr), grow (its stored core), slow (sleeps FAULT_SLOW_MSEC); at the start of the core,
+ * with "@analysis" once the core is received and the task released, before the stack traces, or
+ * with "@journal" (crash@journal, hang@journal, grow@journal) once the core is stored, before the
+ * journal entry. */
 static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
         const char *fault = getenv("COREDUMP_WORKER_FAULT"), *at;
         RecordField f;
@@ -201,6 +204,8 @@ static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
                 flood_stderr();
         if (!strcmp(fault, "grow"))
                 grow_output(out_fd);
+        if (!strcmp(fault, "slow"))
+                (void) poll(NULL, 0, FAULT_SLOW_MSEC);
 }
 
 /* "ahead": a spare mapped ahead fails to enter its sandbox, whatever the crash (there is none). */
@@ -291,6 +296,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         if (store_stop_to_string(res.store_stop) &&
             record_add_str(&rec, "COREDUMP_PROCESSING_ERROR", store_stop_to_string(res.store_stop)) < 0)
                 log_warning("Failed to say in the entry why the core is truncated");
+        maybe_misbehave(&rec, "analysis", fds[JOB_FD_OUT]);
         analysis_fd = analyse(&cap, mods, &res, &rec);
         core_capture_free(&cap);
         if (analysis_fd < 0)
