@@ -89,6 +89,15 @@ void crash_drop(Crash *c, int level, const char *what) {
         crash_free(c);
 }
 
+/* No worker could be given the crash, not even for its record (error r): the manager keeps the
+ * record, which says so. */
+static void crash_drop_unhanded(Crash *c, int r) {
+        char what[128];
+
+        snprintf(what, sizeof what, "could not be handed to a worker: %s; core lost, task released", strerror(-r));
+        crash_drop(c, LOG_ERR, what);
+}
+
 static int crash_start_streaming(Crash *c);
 static int crash_record_only(Crash *c, const char *why);
 
@@ -295,7 +304,7 @@ void crash_collected(Crash *c) {
                                 r = crash_record_only(c, c->no_core_why);
                 }
         if (r < 0)
-                crash_drop(c, LOG_ERR, "could not be recorded");
+                crash_drop_unhanded(c, r);
 }
 
 static int crash_open_output(Crash *c) {
@@ -527,7 +536,7 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
                 if (r >= 0)
                         return 0;
         }
-        crash_drop(c, LOG_ERR, "could not be recorded");
+        crash_drop_unhanded(c, r);
         return 0;
 }
 

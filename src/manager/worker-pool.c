@@ -661,8 +661,20 @@ static void fault_job_send(Worker *w) {
         (void) pidfd_send_sig(w->pidfd, SIGKILL);
         (void) waitid((idtype_t) P_PIDFD, (id_t) w->pidfd, &(siginfo_t) {}, WEXITED | WNOWAIT);
 }
+
+/* COREDUMPD_TEST_FAULT=map-refused: no job's ids can be mapped into a worker then (mapping
+ * ahead still works), as a uid that is not ours to map is refused (EPERM). */
+static bool fault_map_refused(void) {
+        const char *f = getenv("COREDUMPD_TEST_FAULT");
+
+        return f && strcmp(f, "map-refused") == 0;
+}
 #else
 static void fault_job_send(Worker *w) {
+}
+
+static bool fault_map_refused(void) {
+        return false;
 }
 #endif
 
@@ -695,12 +707,14 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         }
         /* one mapped ahead was taken for this very user (pool_take_idle()) */
         assert(!w->mapped || (job->msg.uid == w->mapped_uid && job->msg.gid == w->mapped_gid));
-        r = w->mapped ? 0 : worker_map_ids(w, job->msg.uid, job->msg.gid);
+        r = w->mapped ? 0 : fault_map_refused() ? -EPERM : worker_map_ids(w, job->msg.uid, job->msg.gid);
         if (r < 0) {
                 log_warning_errno(r, "Worker %d: could not map uid %u into its user namespace: %m", (int) w->pid,
                                   (unsigned) job->msg.uid);
                 worker_kill(w, "could not be mapped its job's user");
-                return -EAGAIN; /* another worker may take the job */
+                /* a worker that is gone: another may take the job; ids refused (not ours to map):
+                 * every other would be refused too, and killed for it */
+                return r == -ENOENT || r == -ESRCH ? -EAGAIN : r;
         }
         fault_job_send(w);
         r = proto_send(w->control_fd, &job->msg, sizeof job->msg, fds, JOB_FDS);

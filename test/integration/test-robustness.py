@@ -316,6 +316,41 @@ def case_job_send_lost():
     print(f"observed: PID {pid} stored after worker {killed} died at its job")
 
 
+def case_map_refused():
+    """A crash whose user cannot be mapped into a worker (refused: a fault of the test build makes
+    every mapping of a job's ids fail with EPERM, mapping ahead excepted) kills the one worker it
+    was given, not every spare in turn until its deadline: it is dropped at once, its record says
+    why, and root's next crash is stored by a spare mapped ahead."""
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        cdtest.skip("needs a build with -Dworker-test-faults=true (the sanitizer build of tools/run-tests.sh)")
+    user = cdtest.test_user()
+    env = Env({"TimeoutSec": "20"})
+    d = env.start(environ={"COREDUMPD_TEST_FAULT": "map-refused"})
+    d.wait_idle_workers(2)
+    exe = os.path.join(env.base, "crasher")
+    shutil.copy(CRASHER, exe)
+    os.chmod(env.base, 0o755)
+    t0 = time.monotonic()
+    p = subprocess.run(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", exe, "segv"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    check(p.returncode == -signal.SIGSEGV, f"the user's crasher ended with {p.returncode}")
+    pid = None
+    line = d.wait_log(r"Crash of PID \d+ \(crasher\): could not be handed to a worker: Operation not permitted")
+    print("observed:", line)
+    took = time.monotonic() - t0
+    check(took < 10, f"dropped after {took:.1f} s: it waited for its deadline")
+    pid = int(re.search(r"Crash of PID (\d+)", line).group(1))
+    time.sleep(1)  # any further attempt would come within this
+    kills = re.findall(r"Killing worker \d+: could not be mapped its job's user", d.log_text())
+    check(len(kills) == 1, f"{len(kills)} workers killed for the crash, expected 1:\n{d.log_text()}")
+    rec = record_of(env, pid, d)
+    check(rec.get("COREDUMP_PROCESSING_ERROR", b"").startswith(b"could not be handed to a worker: Operation not permitted"),
+          f"the record does not say why: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    check(not [c for c in env.cores() if f".{pid}." in c], "a core was stored")
+    healthy(env, d, 0)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
 def case_graceful_stop():
     """SIGTERM while a core streams: the pattern is given back at once, the crash in flight is
     finished and stored, then the daemon exits."""
