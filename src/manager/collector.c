@@ -334,12 +334,11 @@ static void stall_reason(Collector *col, char *why, size_t size) {
 
         col->shared->current[sizeof col->shared->current - 1] = 0;
         if (step == COLLECT_MODULES)
-                snprintf(why, size, "stalled %s (at %s) for more than %llu s; a file system it uses does not answer",
-                         collect_step_to_string(step), col->shared->current,
-                         (unsigned long long) (COLLECT_TIMEOUT_USEC / USEC_PER_SEC));
+                snprintf(why, size, "stalled %s (at %s) until its deadline; a file system it uses does not answer",
+                         collect_step_to_string(step), col->shared->current);
         else
-                snprintf(why, size, "stalled %s for more than %llu s; a file system it maps does not answer",
-                         collect_step_to_string(step), (unsigned long long) (COLLECT_TIMEOUT_USEC / USEC_PER_SEC));
+                snprintf(why, size, "stalled %s until its deadline; a file system it maps does not answer",
+                         collect_step_to_string(step));
 }
 
 static void kill_child(Collector *col) {

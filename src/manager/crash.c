@@ -169,6 +169,15 @@ static int crash_arm_timer(Crash *c, uint64_t usec_from_accept) {
         return sd_event_add_time(c->manager->event, &c->timer_source, CLOCK_MONOTONIC, when, 0, on_deadline, c);
 }
 
+/* The collector's deadline, from accept: COLLECT_TIMEOUT_USEC from now, but not past half of
+ * TimeoutSec=, which the core keeps (a collector stalled that long must not leave the crash's
+ * worker a deadline already passed). */
+static uint64_t crash_collect_deadline(const Crash *c) {
+        uint64_t elapsed = now_usec(CLOCK_MONOTONIC) - c->accept_usec;
+
+        return MIN(elapsed + COLLECT_TIMEOUT_USEC, MAX(elapsed, c->manager->config.timeout_usec / 2));
+}
+
 /* Non-blocking: appends what is there to buf up to want; 1 when complete, 0 to wait, <0 error. */
 static int read_some(int fd, uint8_t *buf, size_t *have, size_t want) {
         ssize_t n = recv(fd, buf + *have, want - *have, MSG_DONTWAIT);
@@ -256,7 +265,6 @@ static int crash_collect_start(Crash *c) {
  * 1 when done; 0 while the collector runs (crash_collected() then goes on as after_collect
  * says); <0 error. */
 static int crash_collect(Crash *c) {
-        Manager *m = c->manager;
         int r;
 
         if (c->collected)
@@ -266,8 +274,7 @@ static int crash_collect(Crash *c) {
                 c->io_source = sd_event_source_disable_unref(c->io_source);
                 c->state_before = c->state;
                 c->state = CRASH_COLLECTING;
-                r = crash_arm_timer(c, now_usec(CLOCK_MONOTONIC) - c->accept_usec +
-                                               MIN(COLLECT_TIMEOUT_USEC, m->config.timeout_usec));
+                r = crash_arm_timer(c, crash_collect_deadline(c));
                 return r < 0 ? r : 0;
         }
         return crash_collect_finish(c);
@@ -691,7 +698,8 @@ void crash_accept(Manager *m, int conn) {
         }
         r = sd_event_add_io(m->event, &c->io_source, conn, EPOLLIN, on_conn_io, c);
         if (r >= 0)
-                r = crash_arm_timer(c, MIN(HANDSHAKE_TIMEOUT_USEC, m->config.timeout_usec));
+                /* half of TimeoutSec= at most: a record-only retry has the rest */
+                r = crash_arm_timer(c, MIN(HANDSHAKE_TIMEOUT_USEC, m->config.timeout_usec / 2));
         if (r < 0) {
                 log_error_errno(r, "Failed to watch the crash connection: %m");
                 crash_free(c);

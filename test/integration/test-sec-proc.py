@@ -265,6 +265,37 @@ def fuse_stall(env, user, mnt, stop_fuse):
           f"({why}); the user's next one took {took2:.2f} s")
 
 
+def case_fuse_stall_short_timeout():
+    """A stalled collection takes at most half of TimeoutSec= (here 4 s, under twice the
+    collector's 5 s): the stalled crash's core is still stored, in time, with a record saying
+    where it stalled (before, the collection took min(5 s, TimeoutSec=) and the worker that then
+    got the core had its deadline passed already: it was killed and the core lost)."""
+    user = test_user()
+    env = Env({"TimeoutSec": "4"})
+    mnt, stop_fuse = start_fuse(user)
+    try:
+        hostile = os.path.join(mnt, "f")
+        d = env.start()
+        t0 = time.monotonic()
+        stalled = subprocess.Popen(as_user(user, [MAP_CRASH, hostile, "1"]), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        _restore.append((lambda: stalled.poll() is None and stalled.kill(), f"map-crash {stalled.pid}"))
+        line = stalled.stdout.readline()
+        if line.strip() != b"mapped":
+            check(False, f"map-crash did not map the FUSE file: {line!r} {stalled.stderr.read()!r}")
+        check(stalled.wait(30) == -11, "the stalled crasher did not die of its signal")
+        released = time.monotonic() - t0
+        rec = record_of(env, stalled.pid, d, timeout=30)
+        why = rec.get("COREDUMP_PROC_INCOMPLETE", b"").decode()
+        check("opening its mapped files" in why, f"the record does not say where it stalled: {why!r}\n{d.log_text()}")
+        check(rec.get("COREDUMP_FILENAME") and "COREDUMP_PROCESSING_ERROR" not in rec,
+              f"the stalled crash's core was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}\n{d.log_text()}")
+        check(released < 4, f"the task was held {released:.1f} s, past TimeoutSec=4")
+        print(f"observed: the stalled crash released after {released:.1f} s and stored ({why})")
+    finally:
+        stop_fuse()  # before the daemon is stopped: a stuck daemon cannot die while the server lives
+
+
 def case_log_escapes():
     """Finding 8, the daemon's side: a process named with terminal control sequences (ESC[2J,
     a C1 CSI) crashes; the daemon's own log lines (its comm, its path) carry none of them raw."""
