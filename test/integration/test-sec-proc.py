@@ -317,4 +317,5 @@ def case_log_escapes():
 
 if __name__ == "__main__":
     run_cases({"modules_symlink": case_modules_symlink, "modules_access": case_modules_access,
-               "fuse_stall": case_fuse_stall, "log_escapes": case_log_escapes})
+               "fuse_stall": case_fuse_stall,
+               "fuse_stall_short_timeout": case_fuse_stall_short_timeout, "log_escapes": case_log_escapes})
