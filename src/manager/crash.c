@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One crash in coredumpd: verify the peer, the @@ handshake, /proc, a worker, then link the core
  * and keep its record. Manager (root): never reads core bytes; creates files only in the store. */
+#include <assert.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
@@ -109,6 +110,8 @@ static void crash_counted(Crash *c) {
 }
 
 static int crash_arm_timer(Crash *c, uint64_t usec_from_accept);
+static bool result_plausible(const MsgResult *res);
+static void crash_keep_stored(Crash *c, const char *why);
 
 /* Whether the crashed task has exited: the kernel let it go (its worker closed the connection, its
  * core spooled) or it was killed. Its pidfd says so; without one (pipe mode on kernels before %F)
@@ -150,11 +153,15 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         } else if (c->state == CRASH_RECORDING)
                 crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline writing the journal entry, killed; "
                                        "the core and its record are kept");
-        else if (c->deadline_extended)
-                crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline after the task's release (twice "
-                                       "TimeoutSec=), killed; core lost");
-        else if (!crash_extend_deadline(c))
-                crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline, killed; core lost, task released");
+        else if (c->deadline_extended || !crash_extend_deadline(c)) {
+                if (c->stored_seen && result_plausible(&c->stored))
+                        crash_keep_stored(c, "its worker passed the per-crash deadline and was killed");
+                else if (c->deadline_extended)
+                        crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline after the task's release (twice "
+                                               "TimeoutSec=), killed; core lost");
+                else
+                        crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline, killed; core lost, task released");
+        }
         return 0;
 }
 
@@ -913,17 +920,12 @@ static void crash_keep_record(Crash *c, const CoreFacts *facts, const char *erro
         record_free(&r);
 }
 
-static void crash_worker_result(Crash *c, const MsgResult *res) {
+/* The core as the worker's RESULT (or STORED) describes it: linked, or why not, in *facts; a core
+ * that is not linked gives its space back. */
+static void crash_store_result(Crash *c, const MsgResult *res, CoreFacts *facts) {
         char path[PATH_MAX] = "";
-        CoreFacts facts;
         int r;
 
-        if (!result_plausible(res)) {
-                crash_drop(c, LOG_ERR, "worker sent an impossible result, core discarded");
-                return;
-        }
-        crash_facts(c, res, NULL, &facts);
-        log_debug("Crash of PID %d: worker peak memory %u KiB", (int) c->info.pid, (unsigned) res->peak_rss_kib);
         /* the worker stopped storing for room: the record says so (the worker's entry too) */
         if (c->storing && res->error >= 0 && store_stop_to_string(res->store_stop)) {
                 log_notice("Crash of PID %d (%s, uid %u): %s", (int) c->info.pid, crash_comm(c), (unsigned) c->info.ruid,
@@ -934,19 +936,19 @@ static void crash_worker_result(Crash *c, const MsgResult *res) {
         if (res->error < 0) {
                 log_error_errno(res->error, "Crash of PID %d (%s): core lost after %llu bytes: %m", (int) c->info.pid,
                                 crash_comm(c), (unsigned long long) res->bytes_in);
-                snprintf(facts.processing_error, sizeof facts.processing_error, "core lost after %llu bytes: %s",
+                snprintf(facts->processing_error, sizeof facts->processing_error, "core lost after %llu bytes: %s",
                          (unsigned long long) res->bytes_in, strerror(-res->error));
-        } else if (c->storing && (r = crash_link_core(c, res, &facts, path, sizeof path)) < 0)
-                snprintf(facts.processing_error, sizeof facts.processing_error, "failed to store the core: %s",
+        } else if (c->storing && (r = crash_link_core(c, res, facts, path, sizeof path)) < 0)
+                snprintf(facts->processing_error, sizeof facts->processing_error, "failed to store the core: %s",
                          strerror(-r));
         else if (c->storing) {
-                snprintf(facts.filename, sizeof facts.filename, "%s", path);
+                snprintf(facts->filename, sizeof facts->filename, "%s", path);
                 /* the task is released already: keeping the store within bounds costs it nothing */
                 if (store_vacuum(c->manager->storage_fd, &c->manager->config, strrchr(path, '/') + 1,
                                  store_allocated(c->out_fd, res->bytes_out), &c->manager->store_usage)) {
                         /* past what MaxUse= leaves it (it grew past its cap): deleted, nothing else for it */
-                        facts.filename[0] = 0;
-                        snprintf(facts.processing_error, sizeof facts.processing_error,
+                        facts->filename[0] = 0;
+                        snprintf(facts->processing_error, sizeof facts->processing_error,
                                  "the core was larger than what MaxUse= leaves beside the cores its crash may not "
                                  "displace, not kept");
                 }
@@ -959,13 +961,40 @@ static void crash_worker_result(Crash *c, const MsgResult *res) {
                          storage_to_string(c->manager->config.storage));
         /* a core that will not be linked gives its space back now, so that its record fits on a
          * full disk (the worker still holds the file open) */
-        if (c->storing && !facts.filename[0] && ftruncate(c->out_fd, 0) < 0)
+        if (c->storing && !facts->filename[0] && ftruncate(c->out_fd, 0) < 0)
                 log_debug_errno(negative_errno(), "Crash of PID %d: could not free the lost core's space: %m",
                                 (int) c->info.pid);
+}
+
+static void crash_worker_result(Crash *c, const MsgResult *res) {
+        CoreFacts facts;
+
+        if (!result_plausible(res)) {
+                crash_drop(c, LOG_ERR, "worker sent an impossible result, core discarded");
+                return;
+        }
+        crash_facts(c, res, NULL, &facts);
+        log_debug("Crash of PID %d: worker peak memory %u KiB", (int) c->info.pid, (unsigned) res->peak_rss_kib);
+        crash_store_result(c, res, &facts);
         if (c->forward && facts.filename[0] && crash_forward(c, &facts) >= 0)
                 return; /* crash_forwarded() goes on */
         c->conn_fd = safe_close(c->conn_fd); /* held for a forwarding that does not happen: the task goes */
         crash_commit(c, &facts);
+}
+
+/* Its worker died (why) after STORED, making the stack traces: the core is kept and its record
+ * says what is missing (no stack traces, no journal entry: the worker would have written it). */
+static void crash_keep_stored(Crash *c, const char *why) {
+        CoreFacts facts;
+        char error[256];
+
+        crash_facts(c, &c->stored, NULL, &facts);
+        crash_store_result(c, &c->stored, &facts);
+        snprintf(error, sizeof error, "no stack traces, no journal entry: %s (the core was stored)", why);
+        crash_keep_record(c, &facts, error);
+        log_error("Crash of PID %d (%s): %s; the core and its record are kept in %s", (int) c->info.pid,
+                  crash_comm(c), error, c->manager->config.directory);
+        crash_free(c);
 }
 
 /* The record beside the core, then the worker's journal entry. */
@@ -1010,7 +1039,9 @@ static int crash_forward(Crash *c, CoreFacts *facts) {
                 return -EBUSY;
         }
         c->forward_signal = facts->has_signal ? facts->signal : 0;
-        snprintf(c->forward_core, sizeof c->forward_core, "%s", name);
+        /* the name crash_link_core() linked, shorter than COREDUMP_NAME_MAX */
+        assert(strlen(name) < sizeof c->forward_core);
+        snprintf(c->forward_core, sizeof c->forward_core, "%.*s", (int) sizeof c->forward_core - 1, name);
         /* the file just linked, for reading (the output descriptor is write-only) */
         core = openat(c->manager->storage_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
         r = core < 0 ? negative_errno() : forward_start(c, core, name);
@@ -1081,6 +1112,10 @@ static void crash_worker_lost(Crash *c, const char *why) {
                 crash_free(c);
                 return;
         }
+        if (c->state == CRASH_STREAMING && c->stored_seen && result_plausible(&c->stored)) {
+                crash_keep_stored(c, why);
+                return;
+        }
         crash_keep_failed_record(c, why);
         if (c->state == CRASH_RECORDING)
                 log_error("Crash of PID %d (%s): %s before writing the journal entry; its record is kept in %s",
@@ -1123,6 +1158,13 @@ static void on_worker_result(void *owner, const MsgResult *res, Record *analysis
         crash_worker_result(c, res); /* → worker_commit() */
 }
 
+static void on_worker_stored(void *owner, const MsgResult *res) {
+        Crash *c = owner;
+
+        c->stored = *res;
+        c->stored_seen = true;
+}
+
 static void on_worker_recorded(void *owner, int error) {
         crash_worker_recorded(owner, error);
 }
@@ -1139,6 +1181,7 @@ static bool crash_forwarding(const void *owner) {
 
 static const WorkerJobOps crash_worker_ops = {
         .result = on_worker_result,
+        .stored = on_worker_stored,
         .recorded = on_worker_recorded,
         .lost = on_worker_lost,
         .waiting_elsewhere = crash_forwarding,

@@ -34,6 +34,8 @@
 /* Together the rooms given with MaxParallel= jobs take at most 1/SPOOL_GIVEN_SHARE of SpoolMax=:
  * small cores in flight leave the large ones most of it. */
 #define SPOOL_GIVEN_SHARE 4U
+/* What a busy worker may have queued at its exit: SPOOL, STORED, RESULT. */
+#define BUSY_MESSAGES_MAX 3U
 
 /* Its spool is drained (RESULT) or gone with it: the room goes back to the others. */
 static void worker_spool_return(Worker *w) {
@@ -319,7 +321,7 @@ static void on_spool(Worker *w) {
 
         if (r == -EAGAIN)
                 return;
-        if (r < 0 || w->spool_asked) {
+        if (r < 0 || w->spool_asked || w->stored_seen) {
                 worker_fail(w, r == -ECONNRESET ? "exited without a result" : "asked for a spool out of turn",
                             "the worker failed");
                 return;
@@ -337,13 +339,34 @@ static void on_spool(Worker *w) {
                 worker_fail(w, "could not be sent its spool", "the worker failed");
 }
 
-/* While busy: RESULT, or before it, once, SPOOL (the header says which; each handler checks the
- * whole message). */
-static void on_busy(Worker *w) {
-        uint32_t type;
+/* STORED: the core is written and synced; its owner keeps the facts in case no RESULT follows. */
+static void on_stored(Worker *w) {
+        MsgResult res;
+        int r = proto_recv(w->control_fd, MSG_STORED, &res, sizeof res, NULL, 0);
 
-        if (proto_peek_type(w->control_fd, &type) >= 0 && type == MSG_SPOOL)
+        if (r == -EAGAIN)
+                return;
+        if (r < 0 || w->stored_seen) {
+                worker_fail(w, r == -ECONNRESET ? "exited without a result" : "said twice its core is stored",
+                            "the worker failed");
+                return;
+        }
+        w->stored_seen = true;
+        worker_spool_return(w); /* drained before the core was finished */
+        if (w->ops && w->ops->stored)
+                w->ops->stored(w->owner, &res);
+}
+
+/* While busy: RESULT, or before it, once each and in this order, SPOOL and STORED (the header says
+ * which; each handler checks the whole message and its turn). */
+static void on_busy(Worker *w) {
+        uint32_t type = 0;
+
+        (void) proto_peek_type(w->control_fd, &type); /* (none: on_result() says why) */
+        if (type == MSG_SPOOL)
                 on_spool(w);
+        else if (type == MSG_STORED)
+                on_stored(w);
         else
                 on_result(w);
 }
@@ -357,7 +380,7 @@ static const struct {
 } permits[] = {
         { WORKER_STARTING, on_ready },      /* MSG_READY */
         { WORKER_MAPPING, on_ready },       /* MSG_READY, sandboxed */
-        { WORKER_BUSY, on_busy },           /* MSG_RESULT, or MSG_SPOOL once before it */
+        { WORKER_BUSY, on_busy },           /* MSG_RESULT, or MSG_SPOOL and MSG_STORED once before it */
         { WORKER_COMMITTING, on_recorded }, /* MSG_RECORDED */
 };
 
@@ -387,9 +410,10 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
         JobOwner o;
 
         worker_log_close(w); /* its last words first */
-        /* Its last message may still be queued: exit and message can arrive in one iteration. */
-        if (w->state == WORKER_BUSY)
-                on_result(w);
+        /* Its last messages may still be queued: exit and messages can arrive in one iteration
+         * (STORED and RESULT; a SPOOL waits for its answer, but may be there too). */
+        for (unsigned i = 0; i < BUSY_MESSAGES_MAX && w->state == WORKER_BUSY; i++)
+                on_busy(w);
         if (w->state == WORKER_COMMITTING)
                 on_recorded(w);
         o = worker_detach(w);

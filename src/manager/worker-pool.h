@@ -29,7 +29,7 @@ typedef enum WorkerState {
         WORKER_STARTING, /* exec'd, not READY yet */
         WORKER_MAPPING,  /* READY, mapped ahead (MAPPED): its second READY, sandboxed, is awaited */
         WORKER_IDLE,     /* READY, waiting for a job */
-        WORKER_BUSY,       /* has a crash; RESULT is awaited */
+        WORKER_BUSY,       /* has a crash; RESULT is awaited (SPOOL, STORED before it) */
         WORKER_COMMITTING, /* got COMMIT; RECORDED is awaited */
         WORKER_FINISHED,   /* done, or failed: only its exit is awaited */
 } WorkerState;
@@ -41,6 +41,9 @@ typedef struct WorkerJobOps {
         /* RESULT, checked for its form only; analysis holds the worker's stack traces (unchecked,
          * the owner's now). The owner goes on with worker_commit(). */
         void (*result)(void *owner, const MsgResult *res, Record *analysis);
+        /* STORED (NULL: ignored): the core is written and synced, RESULT's facts without the stack
+         * traces (checked for form only): what the owner keeps if the worker dies before RESULT */
+        void (*stored)(void *owner, const MsgResult *res);
         /* RECORDED: the journal entry written (0) or the worker's error */
         void (*recorded)(void *owner, int error);
         /* the worker died, broke the protocol or was killed (why says which): it is gone */
@@ -97,6 +100,7 @@ typedef struct Worker {
         uint64_t spool_ceiling;  /* the most its SPOOL may be granted (its job's spool_max) */
         uint64_t spool_granted;  /* held in Manager.spool_held until RESULT or its end */
         bool spool_asked;        /* SPOOL comes once */
+        bool stored_seen;        /* STORED comes once, after SPOOL and before RESULT */
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 

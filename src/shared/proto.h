@@ -31,6 +31,9 @@
  *                     small) the core's size as its ELF headers say: room asked in the memory
  *                     spool, so that the task goes before the compression
  *   manager GRANT     the answer: the room granted (0: compress while receiving)
+ *   worker  STORED    (a job that stores the core, once it is written and synced, before the
+ *                     stack traces) RESULT's facts without them: a worker that dies making
+ *                     them loses only them, its core is kept
  *   worker  RESULT    the core is received and written; what its notes say; [analysis memfd]:
  *                     the stack traces and packages (a record, checked by the manager)
  *   manager COMMIT    the core is linked (or not): the final facts for the record
@@ -48,6 +51,7 @@ typedef enum MsgType {
         MSG_FORK = 10,   /* coredumpd → the zygote: [control socket end, log pipe end] */
         MSG_FORKED = 11, /* the zygote → coredumpd: the new worker's PID */
         MSG_MAPPED = 12,
+        MSG_STORED = 13, /* a MsgResult, before the stack traces */
 } MsgType;
 
 typedef struct MsgHeader {

@@ -232,6 +232,18 @@ static uint32_t peak_rss_kib(void) {
         return getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0 ? (uint32_t) MIN(ru.ru_maxrss, (long) UINT32_MAX) : 0;
 }
 
+/* STORED: a core written and synced is the manager's to keep from here, whatever becomes of its
+ * stack traces (libdw reads what the crashed process made). */
+static int report_stored(const MsgJob *job, const MsgResult *res) {
+        MsgResult stored = *res;
+
+        if (!(job->flags & JOB_FLAG_STORE) || res->error < 0)
+                return 0;
+        stored.hdr.type = MSG_STORED;
+        stored.peak_rss_kib = peak_rss_kib();
+        return proto_send(WORKER_CONTROL_FD, &stored, sizeof stored, NULL, 0);
+}
+
 /* What the core's stack traces say, added to our record and sent to the manager with RESULT. The
  * signal, for the signature, as the entry will give it: the record's (pipe mode: the kernel's %s),
  * else the core's siginfo. */
@@ -296,6 +308,9 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         if (store_stop_to_string(res.store_stop) &&
             record_add_str(&rec, "COREDUMP_PROCESSING_ERROR", store_stop_to_string(res.store_stop)) < 0)
                 log_warning("Failed to say in the entry why the core is truncated");
+        r = report_stored(job, &res);
+        if (r < 0)
+                return log_error_errno(r, "Failed to report the stored core to the manager: %m");
         maybe_misbehave(&rec, "analysis", fds[JOB_FD_OUT]);
         analysis_fd = analyse(&cap, mods, &res, &rec);
         core_capture_free(&cap);

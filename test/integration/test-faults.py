@@ -14,8 +14,8 @@ import socket
 import subprocess
 import time
 
-from cdtest import (CORE_PATTERN, CRASHER, Env, Journal, check, crash, read_exports, read_file, run_cases, skip,
-                    start_crash, slow_crash_in_flight, wait_until, write_file)
+from cdtest import (CORE_PATTERN, CRASHER, Env, Journal, check, crash, decompress, elf_core_info, read_exports, read_file,
+                    run_cases, skip, start_crash, slow_crash_in_flight, wait_until, write_file)
 
 
 def observed(d, pattern):
@@ -164,6 +164,31 @@ def case_worker_dies_recording():
     j.stop()
 
 
+def case_worker_dies_analysing():
+    """The worker crashes after the core is stored and synced, while it makes the stack traces
+    (libdw reads what the crashed process made): the core is kept (it said STORED first), its
+    record says what is missing, the next crash is stored."""
+    faults_build()
+    env = Env()
+    d = env.start(environ={"COREDUMP_WORKER_FAULT": "crash@analysis",
+                           "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0"})
+    pid, rc = crash("segv", exe=faulty_crasher(env))
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    observed(d, rf"Crash of PID {pid} \(crasher-fault\): no stack traces, no journal entry: the worker failed \(the "
+                r"core was stored\); the core and its record are kept")
+    rec = record_of(env, pid)
+    name = rec.get("COREDUMP_FILENAME", b"").decode()
+    check(name and name in env.cores(), f"the record does not name a stored core: {name!r} {env.cores()}")
+    check(b"no stack traces" in rec.get("COREDUMP_PROCESSING_ERROR", b""),
+          f"the record does not say why: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    out = decompress(name, os.path.join(env.base, "analysing.core"))
+    info = elf_core_info(out)
+    check(info["type"] == 4 and info["pids"][0] == pid and info["signal"] == signal.SIGSEGV,
+          f"the kept core is not PID {pid}'s: {info}")
+    healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
 def case_worker_hangs_recording():
     """The worker hangs writing the journal entry: killed at the deadline; core and record stay."""
     faults_build()
@@ -184,8 +209,8 @@ def case_deadline_after_release():
     """TimeoutSec= bounds how long the task is held. A worker still busy with a spooled core at the
     deadline, its task long released, gets TimeoutSec= once more (slow@analysis: it sleeps 3 s
     after the release, TimeoutSec=2): the core is stored, its record says nothing went wrong. One
-    that is still busy then (hang@analysis, TimeoutSec=1) is killed at twice TimeoutSec=, and the
-    log and the record say why."""
+    that is still busy then (hang@analysis, TimeoutSec=1) is killed at twice TimeoutSec=; the core
+    it stored before is kept, and the log and the record say what is missing."""
     faults_build()
     env = Env({"TimeoutSec": "2"})
     d = env.start(environ={"COREDUMP_WORKER_FAULT": "slow@analysis"})
@@ -208,12 +233,15 @@ def case_deadline_after_release():
     t0 = time.monotonic()
     pid, rc = crash("segv", exe=faulty_crasher(env))
     check(rc == -signal.SIGSEGV and time.monotonic() - t0 < 1, f"crasher ended with {rc}")
-    observed(d, rf"Crash of PID {pid} \(crasher-fault\): worker exceeded the per-crash deadline after the task's "
-                r"release \(twice TimeoutSec=\), killed; core lost")
+    observed(d, rf"Crash of PID {pid} \(crasher-fault\): no stack traces, no journal entry: its worker passed the "
+                r"per-crash deadline and was killed \(the core was stored\)")
     took = time.monotonic() - t0
     check(1.8 < took < 10, f"the hung worker was killed after {took:.1f} s, expected twice TimeoutSec=1")
     rec = record_of(env, pid)
-    check(b"deadline" in rec.get("COREDUMP_PROCESSING_ERROR", b""), f"the record does not say why: {rec}")
+    check(b"deadline" in rec.get("COREDUMP_PROCESSING_ERROR", b""),
+          f"the record does not say why: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    name = rec.get("COREDUMP_FILENAME", b"").decode()
+    check(name and name in env.cores(), f"the core stored before the hang is not kept: {name!r} {env.cores()}")
     healthy(env, d)
     check(d.stop() == 0, "daemon did not stop cleanly")
 
