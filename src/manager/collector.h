@@ -38,6 +38,8 @@ typedef struct Crash Crash;
 typedef struct Manager Manager;
 
 #define COLLECT_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* The least a collector gets, even when its crash has used half of TimeoutSec= already. */
+#define COLLECT_TIMEOUT_MIN_USEC (100 * USEC_PER_MSEC)
 #define COLLECTORS_STALLED_PER_UID_MAX 1U
 #define COLLECTORS_STALLED_MAX 64U /* all uids; past it only root's crashes get a collector */
 /* room for the fields the child reads (their caps in meta.h) and their framing */

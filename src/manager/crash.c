@@ -95,7 +95,8 @@ void crash_drop(Crash *c, int level, const char *what) {
 static void crash_drop_unhanded(Crash *c, int r) {
         char what[128];
 
-        snprintf(what, sizeof what, "could not be handed to a worker: %s; core lost, task released", strerror(-r));
+        snprintf(what, sizeof what, "could not be handed to a worker: %s; %s", strerror(-r),
+                 c->storing ? "core lost, task released" : "task released");
         crash_drop(c, LOG_ERR, what);
 }
 
@@ -110,26 +111,24 @@ static void crash_counted(Crash *c) {
 }
 
 static int crash_arm_timer(Crash *c, uint64_t usec_from_accept);
-static bool result_plausible(const MsgResult *res);
+static bool crash_has_stored(const Crash *c);
 static void crash_keep_stored(Crash *c, const char *why);
 
-/* Whether the crashed task has exited: the kernel let it go (its worker closed the connection, its
- * core spooled) or it was killed. Its pidfd says so; without one (pipe mode on kernels before %F)
- * it counts as held. */
+/* Whether the crashed task has exited: the kernel let it go (its worker closed the connection:
+ * the core received, or cut short) or it was killed. Its pidfd says so; without one (pipe mode on
+ * kernels before %F) it counts as held. */
 static bool crash_task_gone(const Crash *c) {
         struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
 
         return c->pidfd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
-/* TimeoutSec= bounds how long the task is held. A task gone by then leaves its core in the
- * spool: its worker gets as long again to compress, analyse and record it, once. */
+/* TimeoutSec= bounds how long the task is held. A task gone by then holds nothing up: its worker
+ * gets as long again to compress, analyse and record the core, once. */
 static bool crash_extend_deadline(Crash *c) {
-        if (c->deadline_extended || !crash_task_gone(c))
+        if (c->deadline_extended || !crash_task_gone(c) || crash_arm_timer(c, 2 * c->manager->config.timeout_usec) < 0)
                 return false;
         c->deadline_extended = true;
-        if (crash_arm_timer(c, 2 * c->manager->config.timeout_usec) < 0)
-                return false;
         log_debug("Crash of PID %d (%s): its task was released in time, its worker has TimeoutSec= again",
                   (int) c->info.pid, crash_comm(c));
         return true;
@@ -154,7 +153,7 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
                 crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline writing the journal entry, killed; "
                                        "the core and its record are kept");
         else if (c->deadline_extended || !crash_extend_deadline(c)) {
-                if (c->stored_seen && result_plausible(&c->stored))
+                if (crash_has_stored(c))
                         crash_keep_stored(c, "its worker passed the per-crash deadline and was killed");
                 else if (c->deadline_extended)
                         crash_drop(c, LOG_ERR, "worker exceeded the per-crash deadline after the task's release (twice "
@@ -178,11 +177,12 @@ static int crash_arm_timer(Crash *c, uint64_t usec_from_accept) {
 
 /* The collector's deadline, from accept: COLLECT_TIMEOUT_USEC from now, but not past half of
  * TimeoutSec=, which the core keeps (a collector stalled that long must not leave the crash's
- * worker a deadline already passed). */
+ * worker a deadline already passed); COLLECT_TIMEOUT_MIN_USEC at least. */
 static uint64_t crash_collect_deadline(const Crash *c) {
         uint64_t elapsed = now_usec(CLOCK_MONOTONIC) - c->accept_usec;
 
-        return MIN(elapsed + COLLECT_TIMEOUT_USEC, MAX(elapsed, c->manager->config.timeout_usec / 2));
+        return MIN(elapsed + COLLECT_TIMEOUT_USEC,
+                   MAX(elapsed + COLLECT_TIMEOUT_MIN_USEC, c->manager->config.timeout_usec / 2));
 }
 
 /* Non-blocking: appends what is there to buf up to want; 1 when complete, 0 to wait, <0 error. */
@@ -642,14 +642,16 @@ static int crash_start_streaming(Crash *c) {
  * mapped ahead to another user) does not stop the next. */
 static void crash_dispatch_waiting(Manager *m) {
         Crash *c, *prev;
+        int r;
 
         LIST_FIND_TAIL(crashes, m->crashes, c);
         for (; c; c = prev) {
                 prev = c->crashes_prev;
                 if (c->state != CRASH_WAIT_WORKER)
                         continue;
-                if (crash_start_streaming(c) < 0)
-                        crash_drop(c, LOG_ERR, "failed to hand the core to a worker, core lost");
+                r = crash_start_streaming(c);
+                if (r < 0)
+                        crash_drop_unhanded(c, r);
         }
 }
 
@@ -982,18 +984,33 @@ static void crash_worker_result(Crash *c, const MsgResult *res) {
         crash_commit(c, &facts);
 }
 
-/* Its worker died (why) after STORED, making the stack traces: the core is kept and its record
- * says what is missing (no stack traces, no journal entry: the worker would have written it). */
+/* Whether its worker said STORED of a core this crash stores, written whole (as far as it went). */
+static bool crash_has_stored(const Crash *c) {
+        return c->stored_seen && c->storing && c->stored.error == 0 && result_plausible(&c->stored);
+}
+
+/* Its worker died or hung (why) after STORED, making the stack traces: the worker goes first (it
+ * holds the file), then the core is linked as RESULT would have had it, and the record says what
+ * is missing (the stack traces, and the journal entry the worker would have written), or why the
+ * core could not be kept after all. */
 static void crash_keep_stored(Crash *c, const char *why) {
         CoreFacts facts;
-        char error[256];
+        char error[sizeof facts.processing_error + 256];
 
+        if (c->worker)
+                worker_kill(TAKE_PTR(c->worker), "its crash's core is kept without it");
         crash_facts(c, &c->stored, NULL, &facts);
         crash_store_result(c, &c->stored, &facts);
-        snprintf(error, sizeof error, "no stack traces, no journal entry: %s (the core was stored)", why);
+        if (facts.filename[0]) {
+                snprintf(error, sizeof error, "no stack traces, no journal entry: %s (the core was stored)", why);
+                log_error("Crash of PID %d (%s): %s; the core and its record are kept in %s", (int) c->info.pid,
+                          crash_comm(c), error, c->manager->config.directory);
+        } else {
+                snprintf(error, sizeof error, "%s after its core was written, which could not be kept: %s", why,
+                         facts.processing_error);
+                log_error("Crash of PID %d (%s): %s; its record is kept", (int) c->info.pid, crash_comm(c), error);
+        }
         crash_keep_record(c, &facts, error);
-        log_error("Crash of PID %d (%s): %s; the core and its record are kept in %s", (int) c->info.pid,
-                  crash_comm(c), error, c->manager->config.directory);
         crash_free(c);
 }
 
@@ -1112,7 +1129,7 @@ static void crash_worker_lost(Crash *c, const char *why) {
                 crash_free(c);
                 return;
         }
-        if (c->state == CRASH_STREAMING && c->stored_seen && result_plausible(&c->stored)) {
+        if (c->state == CRASH_STREAMING && crash_has_stored(c)) {
                 crash_keep_stored(c, why);
                 return;
         }

@@ -259,6 +259,8 @@ static int read_analysis(int fd, Record *ret) {
         return 0;
 }
 
+static bool control_closed(int fd);
+
 static void on_result(Worker *w) {
         _cleanup_close_ int analysis_fd = -EBADF;
         _cleanup_(record_free) Record analysis = {};
@@ -273,6 +275,7 @@ static void on_result(Worker *w) {
                             "the worker failed");
                 return;
         }
+        w->result_seen = true; /* nothing more before COMMIT (a forwarded crash's worker waits for it) */
         if (!w->ops)
                 return;
         if (read_analysis(analysis_fd, &analysis) < 0)
@@ -362,6 +365,11 @@ static void on_stored(Worker *w) {
 static void on_busy(Worker *w) {
         uint32_t type = 0;
 
+        if (w->result_seen) {
+                worker_fail(w, control_closed(w->control_fd) ? "exited before its commit" : "sent a message after its result",
+                            "the worker failed");
+                return;
+        }
         (void) proto_peek_type(w->control_fd, &type); /* (none: on_result() says why) */
         if (type == MSG_SPOOL)
                 on_spool(w);
@@ -372,8 +380,8 @@ static void on_busy(Worker *w) {
 }
 
 /* The permit table: in each phase exactly one message is allowed, once (each handler takes only
- * its own type at its exact size; SPOOL, once, beside RESULT); in any other phase any message is
- * a violation. */
+ * its own type at its exact size; while busy, before RESULT, SPOOL and then STORED, once each,
+ * and nothing after RESULT until COMMIT); in any other phase any message is a violation. */
 static const struct {
         WorkerState state;
         void (*handle)(Worker *w);
@@ -731,7 +739,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         }
         /* one mapped ahead was taken for this very user (pool_take_idle()) */
         assert(!w->mapped || (job->msg.uid == w->mapped_uid && job->msg.gid == w->mapped_gid));
-        r = w->mapped ? 0 : fault_map_refused() ? -EPERM : worker_map_ids(w, job->msg.uid, job->msg.gid);
+        r = w->mapped ? 0 : w->userns && fault_map_refused() ? -EPERM : worker_map_ids(w, job->msg.uid, job->msg.gid);
         if (r < 0) {
                 log_warning_errno(r, "Worker %d: could not map uid %u into its user namespace: %m", (int) w->pid,
                                   (unsigned) job->msg.uid);

@@ -101,6 +101,7 @@ typedef struct Worker {
         uint64_t spool_granted;  /* held in Manager.spool_held until RESULT or its end */
         bool spool_asked;        /* SPOOL comes once */
         bool stored_seen;        /* STORED comes once, after SPOOL and before RESULT */
+        bool result_seen;        /* RESULT came: nothing more until COMMIT */
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 
@@ -121,9 +122,10 @@ Worker *pool_take_idle(Manager *m, uid_t uid, gid_t gid);
 void pool_replace_taken(Manager *m);
 /* Hands a job to an idle worker (its uid and gid mapped into the worker's user namespace) and
  * watches it; ops tell owner what becomes of it. The descriptors stay the caller's; the module
- * descriptors are closed once the worker has them. -EAGAIN: that worker could not take it (it
- * could not be mapped, or was gone when the job was sent; killed), the module descriptors are
- * still open and the job may go to another. */
+ * descriptors are closed once the worker has them. -EAGAIN: that worker was gone (its ids could
+ * not be mapped for that reason, or the job not sent; killed), the module descriptors are still
+ * open and the job may go to another. Any other error: killed too, and no worker could take the
+ * job (its ids refused, the manager's own failure). */
 int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *owner);
 /* Tells the worker the final facts; it writes the journal entry and answers RECORDED. */
 int worker_commit(Worker *w, const CoreFacts *facts);

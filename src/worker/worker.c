@@ -172,7 +172,7 @@ static void grow_output(int out_fd) {
                           (unsigned long long) grown);
 }
 
-#define FAULT_SLOW_MSEC 3000 /* "slow": how long it sleeps */
+#define FAULT_SLOW_MSEC 4000 /* "slow": how long it sleeps */
 
 /* Test builds only (meson -Dworker-test-faults=true): misbehave on purpose, for crashes of a
  * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed, flood

@@ -294,6 +294,7 @@ def case_fuse_stall_short_timeout():
         print(f"observed: the stalled crash released after {released:.1f} s and stored ({why})")
     finally:
         stop_fuse()  # before the daemon is stopped: a stuck daemon cannot die while the server lives
+    check(d.stop() == 0, "daemon did not stop cleanly")
 
 
 def case_log_escapes():
