@@ -174,25 +174,34 @@ static void grow_output(int out_fd) {
 
 #define FAULT_SLOW_MSEC 4000 /* "slow": how long it sleeps */
 
+/* The fault COREDUMP_WORKER_FAULT asks for at this point ("core" without an "@"), in what, for a
+ * crash of a program called "crasher-fault"; NULL for none. */
+static const char *fault_here(const Record *rec, const char *when, char what[static 16]) {
+        const char *fault = getenv("COREDUMP_WORKER_FAULT"), *at;
+        RecordField f;
+
+        if (!fault || !record_find(rec->buf, rec->len, "COREDUMP_COMM", &f) || f.value_len != 13 ||
+            memcmp(f.value, "crasher-fault", 13) != 0)
+                return NULL;
+        at = strchr(fault, '@');
+        if (strcmp(at ? at + 1 : "core", when) != 0)
+                return NULL;
+        snprintf(what, 16, "%.*s", (int) (at ? at - fault : (ptrdiff_t) strlen(fault)), fault);
+        return what;
+}
+
 /* Test builds only (meson -Dworker-test-faults=true): misbehave on purpose, for crashes of a
  * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed, flood
  * (its stderr), grow (its stored core), slow (sleeps FAULT_SLOW_MSEC); at the start of the core,
  * with "@analysis" once the core is received and the task released, before the stack traces, or
  * with "@journal" (crash@journal, hang@journal, grow@journal) once the core is stored, before the
- * journal entry. */
+ * journal entry. (And twice@result: fault_result_twice().) */
 static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
-        const char *fault = getenv("COREDUMP_WORKER_FAULT"), *at;
-        RecordField f;
         char what[16];
+        const char *fault = fault_here(rec, when, what);
 
-        if (!fault || !record_find(rec->buf, rec->len, "COREDUMP_COMM", &f) || f.value_len != 13 ||
-            memcmp(f.value, "crasher-fault", 13) != 0)
+        if (!fault)
                 return;
-        at = strchr(fault, '@');
-        if (strcmp(at ? at + 1 : "core", when) != 0)
-                return;
-        snprintf(what, sizeof what, "%.*s", (int) (at ? at - fault : (ptrdiff_t) strlen(fault)), fault);
-        fault = what;
         if (!strcmp(fault, "crash"))
                 *(volatile int *) 0 = 0;
         if (!strcmp(fault, "hang"))
@@ -208,6 +217,14 @@ static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
                 (void) poll(NULL, 0, FAULT_SLOW_MSEC);
 }
 
+/* "twice@result": RESULT sent a second time, as a worker the core took over could. */
+static bool fault_result_twice(const Record *rec) {
+        char what[16];
+        const char *fault = fault_here(rec, "result", what);
+
+        return fault && strcmp(fault, "twice") == 0;
+}
+
 /* "ahead": a spare mapped ahead fails to enter its sandbox, whatever the crash (there is none). */
 static bool fault_ahead(void) {
         const char *fault = getenv("COREDUMP_WORKER_FAULT");
@@ -216,6 +233,10 @@ static bool fault_ahead(void) {
 }
 #else
 static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
+}
+
+static bool fault_result_twice(const Record *rec) {
+        return false;
 }
 
 static bool fault_ahead(void) {
@@ -320,6 +341,8 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         r = proto_send(WORKER_CONTROL_FD, &res, sizeof res, &analysis_fd, 1);
         if (r < 0)
                 return log_error_errno(r, "Failed to report to the manager: %m");
+        if (fault_result_twice(&rec))
+                (void) proto_send(WORKER_CONTROL_FD, &res, sizeof res, &analysis_fd, 1);
 
         r = wait_msg(MSG_COMMIT, &commit, sizeof commit, NULL, 0);
         if (r < 0)

@@ -12,6 +12,7 @@ receiving socket."""
 import array
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -174,11 +175,11 @@ class Container:
         with open(self.fifo, "w") as f:
             f.write(command + "\n")
 
-    def crash(self, mode="segv"):
-        """A crash of the crasher, a child of the container's PID 1; its PID there."""
+    def crash(self, mode="segv", exe=CRASHER):
+        """A crash of the crasher (or exe), a child of the container's PID 1; its PID there."""
         tag = uuid.uuid4().hex[:6]
         pidfile, done = os.path.join(self.dir, f"crash-{tag}.pid"), os.path.join(self.dir, f"crash-{tag}.done")
-        self.run(f"sh -c 'echo $$ > {pidfile}; exec {CRASHER} {mode}'; touch {done}")
+        self.run(f"sh -c 'echo $$ > {pidfile}; exec {exe} {mode}'; touch {done}")
         wait_until(lambda: os.path.exists(done), 120, "the crash in the container")
         return int(read_file(pidfile))
 
@@ -295,6 +296,34 @@ def case_keep():
           f"host: {h.get('COREDUMP_FORWARDED_TO')}, cores {env.cores()}")
     ct.stop()
     check(d.stop() == 0, "host daemon did not stop cleanly")
+
+
+def case_result_twice():
+    """A worker sends RESULT twice while its crash is being forwarded (a fault of the test build,
+    as a worker the core took over could): a protocol violation, killed; the forwarding stops and
+    the core it stored stays on the host whole. Before, the second RESULT ran the result again:
+    the link failed and the file being forwarded was truncated to nothing."""
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        skip("needs a build with -Dworker-test-faults=true (the sanitizer build of tools/run-tests.sh)")
+    env = Env({"KeepForwarded": "yes"})
+    j = Journal(env)
+    d = env.start(journal=j, environ={"COREDUMP_WORKER_FAULT": "twice@result"})
+    exe = os.path.join(env.base, "crasher-fault")
+    shutil.copy(CRASHER, exe)
+    os.chmod(env.base, 0o755)
+    unit = Unit()
+    ct = Container(env, unit)
+    ct.crash(exe=exe)
+    print("observed:", d.wait_log(r"Killing worker \d+: sent a message after its result", timeout=60))
+    h = host_record(env, comm=b"crasher-fault")
+    cores = env.cores()
+    check(len(cores) == 1 and h.get("COREDUMP_FILENAME", b"").decode() == cores[0],
+          f"the host's core is not kept: {cores}, record {h.get('COREDUMP_FILENAME')}")
+    info = elf_core_info(decompress(cores[0], os.path.join(env.base, "twice.core")))
+    check(info["type"] == 4 and info["threads"] >= 1, f"the host's core is not whole: {info}")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+    print(f"observed: host core {os.path.basename(cores[0])} kept whole, {info['threads']} thread(s)")
 
 
 def case_not_asked():
@@ -500,7 +529,8 @@ def case_hostile_clients():
 
 
 if __name__ == "__main__":
-    run_cases({"forward": case_forward, "keep": case_keep, "not_asked": case_not_asked,
+    run_cases({"forward": case_forward, "keep": case_keep, "result_twice": case_result_twice,
+               "not_asked": case_not_asked,
                "collector_gone": case_collector_gone, "collector_stalled": case_collector_stalled,
                "userns": case_userns, "hostile_clients": case_hostile_clients, "unit_not_roots": case_unit_not_roots,
                "busy": case_busy, "privileged": case_privileged})
