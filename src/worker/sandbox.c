@@ -175,11 +175,11 @@ static _noreturn_ void id_map_helper(int fd) {
  * for its workers (sandbox_prepare(false): the worker says in READY that it has namespaces, and
  * the manager maps the job's ids before sending the job, or WorkerUser='s ahead of any job); a
  * process without such a parent (sandbox_prepare(true), or sandbox_enter() unprepared) forks a
- * helper child that stays in the parent namespace. Making the namespaces (a network namespace above all) and detaching the old
- * file system tree are the slow part of the sandbox and do not depend on the job, so they are
- * done before the worker says READY; only the mapping waits for a user. Returns 0, or
- * -EOPNOTSUPP if the kernel refuses the namespaces (sandbox_enter then goes on without), or
- * another error. */
+ * helper child that stays in the parent namespace. Making the namespaces (a network namespace
+ * above all) and detaching the old file system tree are the slow part of the sandbox and do not
+ * depend on the job, so they are done before the worker says READY; only the mapping waits for a
+ * user. Returns 0, or -EOPNOTSUPP if the kernel refuses the namespaces (sandbox_enter then goes
+ * on without), or another error. */
 int sandbox_prepare(bool helper) {
         int p[2] = { -EBADF, -EBADF }, r;
         pid_t child = 0;

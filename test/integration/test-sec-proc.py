@@ -222,16 +222,22 @@ def timed_crash(user=None):
     return pid, time.monotonic() - t
 
 
-def fuse_stall(env, user, mnt, stop_fuse):
-    hostile = os.path.join(mnt, "f")
-    d = env.start()
-    t0 = time.monotonic()
+def stalled_crash(user, hostile):
+    """map-crash as user, mapping the FUSE file hostile, once it has mapped it (it crashes then)."""
     stalled = subprocess.Popen(as_user(user, [MAP_CRASH, hostile, "1"]), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
     _restore.append((lambda: stalled.poll() is None and stalled.kill(), f"map-crash {stalled.pid}"))
     line = stalled.stdout.readline()
     if line.strip() != b"mapped":
         check(False, f"map-crash did not map the FUSE file: {line!r} {stalled.stderr.read()!r}")
+    return stalled
+
+
+def fuse_stall(env, user, mnt, stop_fuse):
+    hostile = os.path.join(mnt, "f")
+    d = env.start()
+    t0 = time.monotonic()
+    stalled = stalled_crash(user, hostile)
     time.sleep(0.5)  # its crash reaches the manager first
     # root's crash while the user's is stalled
     root_pid, took = timed_crash()
@@ -277,12 +283,7 @@ def case_fuse_stall_short_timeout():
         hostile = os.path.join(mnt, "f")
         d = env.start()
         t0 = time.monotonic()
-        stalled = subprocess.Popen(as_user(user, [MAP_CRASH, hostile, "1"]), stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE)
-        _restore.append((lambda: stalled.poll() is None and stalled.kill(), f"map-crash {stalled.pid}"))
-        line = stalled.stdout.readline()
-        if line.strip() != b"mapped":
-            check(False, f"map-crash did not map the FUSE file: {line!r} {stalled.stderr.read()!r}")
+        stalled = stalled_crash(user, hostile)
         check(stalled.wait(30) == -11, "the stalled crasher did not die of its signal")
         released = time.monotonic() - t0
         rec = record_of(env, stalled.pid, d, timeout=30)
