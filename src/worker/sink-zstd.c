@@ -2,6 +2,7 @@
 /* The zstd sink, its context prepared before the job. Worker (sandboxed): writes only the output
  * fd it is given. */
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_getFrameProgression() */
+#include <assert.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -21,6 +22,14 @@
  * 46.35 MB by one thread (+0.3 %; zstd's default jobs and overlap: +3.7 %). */
 #define ZSTD_JOB_SIZE (2U << 20)
 #define ZSTD_OVERLAP_LOG_FULL 9
+/* A small core (SINK_ZSTD_SMALL_MAX and down, as its ELF headers say) gets match tables of one
+ * entry per 2^ZSTD_SMALL_TABLE_SHIFT bytes, at least 2^ZSTD_SMALL_TABLE_LOG_MIN, at most what the
+ * level has: at level 3 that is 128 KiB for a 320 KiB core instead of 768 KiB, each page of which
+ * a worker faults in and clears (0.2 ms a crash on this project's machines), for 0.03 % more
+ * bytes (bench's tiny core; +0.2 % on a 580 KiB one). zstd's own adaptation to a known size
+ * shrinks only the window above 256 KiB. */
+#define ZSTD_SMALL_TABLE_SHIFT 5
+#define ZSTD_SMALL_TABLE_LOG_MIN 12
 
 typedef struct ZstdSink {
         Sink base;
@@ -118,11 +127,38 @@ static uint64_t zstd_bound(const Sink *s, uint64_t n) {
         return held + raw + (raw >> 8) + blocks * ZSTD_BLOCK_HEADER + ZSTD_FRAME_OVERHEAD_MAX;
 }
 
-/* Worker threads for a core of this size, if it is large enough and the frame has not begun. */
+static unsigned log2_ceil(uint64_t n) {
+        unsigned l = 0;
+
+        while (l < 63 && (UINT64_C(1) << l) < n)
+                l++;
+        return l;
+}
+
+/* Tables and window for a core of about this size: a hint, not a promise (it comes from the
+ * core's own headers), so a core that is larger after all is compressed whole, only less well. */
+static int zstd_fit_small(ZSTD_CCtx *cctx, int level, uint64_t size) {
+        ZSTD_compressionParameters cp = ZSTD_getCParams(level, size, 0);
+        unsigned want = MAX(log2_ceil(size), ZSTD_SMALL_TABLE_LOG_MIN + ZSTD_SMALL_TABLE_SHIFT) - ZSTD_SMALL_TABLE_SHIFT;
+
+        assert(size > 0 && size <= SINK_ZSTD_SMALL_MAX);
+        if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_srcSizeHint, (int) size)) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_hashLog, (int) MIN(cp.hashLog, want))) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_chainLog, (int) MIN(cp.chainLog, want))))
+                return -EIO;
+        return 0;
+}
+
+/* A small core's tables, or a large one's worker threads, if the frame has not begun. */
 static void zstd_size_hint(Sink *s, uint64_t size) {
         ZstdSink *zs = (ZstdSink *) s;
         unsigned threads = sink_zstd_threads();
 
+        if (!zs->started && size > 0 && size <= SINK_ZSTD_SMALL_MAX) {
+                if (zstd_fit_small(zs->cctx, zs->level, size) < 0)
+                        log_debug("Could not fit zstd's tables to a core of %llu bytes", (unsigned long long) size);
+                return;
+        }
         if (zs->started || zs->threads > 0 || size < SINK_ZSTD_THREADS_MIN_SIZE || threads < 2 ||
             zs->level > SINK_ZSTD_THREADS_LEVEL_MAX)
                 return;
@@ -154,10 +190,15 @@ unsigned sink_zstd_threads(void) {
 #endif
 }
 
+size_t sink_zstd_memory(const Sink *s) {
+        return ZSTD_sizeof_CCtx(((const ZstdSink *) s)->cctx);
+}
+
 static const SinkOps zstd_ops = { zstd_write, zstd_finish, zstd_free, zstd_bound, zstd_size_hint, zstd_flush };
 
-/* A context made and warmed before the job: creating it and faulting in its tables (megabytes at
- * the default level) is a good part of what a tiny core costs, and depends on nothing of it. */
+/* A context made and warmed before the job, for the largest small core: creating it and faulting
+ * in its tables is a good part of what a tiny core costs, and depends on nothing of it. A larger
+ * core's tables are made when it comes (on the held path only where it is not spooled). */
 static ZSTD_CCtx *prepared;
 
 int sink_zstd_prepare(int level) {
@@ -171,9 +212,10 @@ int sink_zstd_prepare(int level) {
         prepared = ZSTD_createCCtx();
         if (!prepared)
                 return -ENOMEM;
-        /* a stream of unknown size, as a core is: the tables are sized as for the real one (a
-         * first call that ends the frame would make it one of known size, and small tables) */
+        /* a stream of unknown size, as a core is, with a small core's tables (a first call that
+         * ends the frame would make it one of known size, and smaller ones) */
         if (ZSTD_isError(ZSTD_CCtx_setParameter(prepared, ZSTD_c_compressionLevel, level)) ||
+            zstd_fit_small(prepared, level, SINK_ZSTD_SMALL_MAX) < 0 ||
             ZSTD_isError(ZSTD_compressStream2(prepared, &out, &in, ZSTD_e_continue)) ||
             ZSTD_isError(ZSTD_compressStream2(prepared, &out, &(ZSTD_inBuffer) {}, ZSTD_e_end)) ||
             ZSTD_isError(ZSTD_CCtx_reset(prepared, ZSTD_reset_session_and_parameters))) {

@@ -54,6 +54,10 @@ int sink_new_zstd(int fd, int level, Sink **ret);
 /* Makes the zstd context sink_new_zstd() will use, with its tables in place, and counts the CPUs
  * (before the job, outside the sandbox). */
 int sink_zstd_prepare(int level);
+/* Cores up to this size get zstd tables sized to them (sink-zstd.c). */
+#define SINK_ZSTD_SMALL_MAX (UINT64_C(1) << 20)
+/* The memory a zstd sink's context holds (its tables and buffers), for the tests. */
+size_t sink_zstd_memory(const Sink *s);
 /* Cores this large and up are compressed by zstd's worker threads... */
 #define SINK_ZSTD_THREADS_MIN_SIZE (UINT64_C(16) << 20)
 /* ...as many as CPUs, at most this many, at levels up to SINK_ZSTD_THREADS_LEVEL_MAX (above it

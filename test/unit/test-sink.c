@@ -61,6 +61,56 @@ static void test_zstd(void) {
         close(fd);
 }
 
+/* A size hint that fits zstd's tables to a small core stores it about as small; one that lies (a
+ * crafted core's headers) still gives back every byte. */
+static size_t run_hinted(const uint8_t *in, size_t size, uint64_t hint, bool prepare, size_t *ret_memory) {
+        int fd = memfd_create("sink", MFD_CLOEXEC);
+        Sink *s = NULL;
+        ssize_t n;
+
+        if (prepare)
+                CHECK_EQ(sink_zstd_prepare(3), 0);
+        CHECK_EQ(sink_new(COMPRESSION_ZSTD, 3, fd, &s), 0);
+        if (hint > 0)
+                sink_size_hint(s, hint);
+        for (size_t o = 0; o < size; o += 65536)
+                CHECK_EQ(sink_write(s, in + o, MIN((size_t) 65536, size - o)), 0);
+        CHECK_EQ(sink_finish(s), 0);
+        if (ret_memory)
+                *ret_memory = sink_zstd_memory(s);
+        sink_free(s);
+        n = pread(fd, output, sizeof output, 0);
+        CHECK(n > 0);
+        CHECK_EQ(ZSTD_decompress(back, sizeof back, output, (size_t) n), size);
+        CHECK(memcmp(back, in, size) == 0);
+        close(fd);
+        return (size_t) n;
+}
+
+static void test_small_hint(void) {
+        static uint8_t text[320U << 10];
+        size_t small = sizeof text, plain, fitted, unprepared, plain_mem, fitted_mem, unprepared_mem;
+        uint64_t x = 1;
+
+        for (size_t i = 0; i + 64 <= small; i += 64) { /* records of a few kinds, numbers differing */
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                snprintf((char *) text + i, 64, "%s %08llx %u\n", (const char *[]) { "load", "store", "call", "ret" }[x % 4],
+                         (unsigned long long) (x & 0xffff0fff), (unsigned) (x >> 60));
+        }
+        plain = run_hinted(text, small, 0, false, &plain_mem);
+        fitted = run_hinted(text, small, small, true, &fitted_mem);
+        unprepared = run_hinted(text, small, small, false, &unprepared_mem);
+
+        fprintf(stderr, "320 KiB, level 3: %zu bytes in a context of %zu KiB; fitted: %zu bytes in %zu KiB (%zu KiB "
+                "prepared for any small core)\n", plain, plain_mem >> 10, fitted, unprepared_mem >> 10, fitted_mem >> 10);
+        CHECK(fitted <= plain + plain / 100);
+        CHECK(unprepared_mem < plain_mem / 2);
+        CHECK(fitted_mem < plain_mem);
+        CHECK_EQ(unprepared, fitted);
+        (void) run_hinted(input, INPUT_SIZE, 64U << 10, true, NULL); /* three times the largest small core */
+        (void) run_hinted(input, INPUT_SIZE, SINK_ZSTD_SMALL_MAX + 1, true, NULL);
+}
+
 #if HAVE_LZ4
 static void test_lz4(void) {
         LZ4F_dctx *dctx;
@@ -207,6 +257,7 @@ int main(void) {
                 test_bound(c, 100000);
         }
         test_zstd();
+        test_small_hint();
         test_lz4();
         test_plain();
         test_write_error();
