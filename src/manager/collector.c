@@ -76,7 +76,7 @@ static void receive_modules(Collector *col) {
                 }
         /* a second message, a short one or a count that disagrees: none of it is used */
         if (col->modules || k != (ssize_t) sizeof n || (mh.msg_flags & MSG_CTRUNC) || n != got || n > MODULES_MAX ||
-            n != col->shared->n_modules || !(col->modules = calloc(1, sizeof *col->modules))) {
+            n != col->shared->n_modules || !(col->modules = module_set_new())) {
                 for (size_t i = 0; i < got; i++)
                         safe_close(fds[i]);
                 return;

@@ -324,6 +324,18 @@ int modules_open(const ModulesSource *src, ModuleSet *ret) {
         return (int) ret->n;
 }
 
+ModuleSet *module_set_new(void) {
+        ModuleSet *s = malloc(sizeof *s);
+
+        if (!s)
+                return NULL;
+        s->n = 0;
+        s->omitted = s->refused = 0;
+        s->first_refusal = 0;
+        s->first_refused[0] = 0;
+        return s;
+}
+
 void modules_close(ModuleSet *s) {
         for (size_t i = 0; i < s->n; i++)
                 s->fds[i] = safe_close(s->fds[i]);

@@ -64,6 +64,9 @@ typedef struct MapsFile {
  * descriptors and entries are set, the rest of ret left as it was. */
 int modules_open(const ModulesSource *src, ModuleSet *ret);
 void modules_close(ModuleSet *s);
+/* An empty set on the heap: only its counts are written, not its 66 KiB of entries (a page the
+ * manager writes after it forked a collector is a page copied). */
+ModuleSet *module_set_new(void);
 
 /* Pure: the file of a maps line, if it maps one worth opening (inode not 0, a path "/..." not
  * deleted); -ENOENT otherwise. */

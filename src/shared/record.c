@@ -154,7 +154,9 @@ int record_write_export(const uint8_t *buf, size_t len, int fd) {
         size_t pos = 0;
         int r;
 
-        o = (Out) { .fd = fd };
+        o.fd = fd; /* not the buffer: clearing 64 KiB for each record costs a crash more than writing it */
+        o.len = 0;
+        o.error = 0;
         while ((r = record_next(buf, len, &pos, &f)) > 0) {
                 if (f.name_len >= 5 && memcmp(f.name, "_CDS_", 5) == 0)
                         continue;
