@@ -72,7 +72,7 @@ def main():
     cdtest.save_sysctl(cdtest.CORE_PATTERN)
     cdtest.save_sysctl(cdtest.CORE_PIPE_LIMIT)
     rundir, base = run.scratch_dirs()
-    cd = run.Coredumpd(a.build, rundir, base)
+    cd = run.Coredumpd(a.build, rundir, base, debug=False)
     cdtest.write_file(cdtest.CORE_PIPE_LIMIT, "0")
     cdtest.write_file(cdtest.CORE_PATTERN, cd.pattern())
     data = os.path.join(base, "perf.data")
