@@ -572,7 +572,8 @@ static void crash_job(Crash *c, int record_fd, uid_t uid, gid_t gid, WorkerJob *
         *job = (WorkerJob) {
                 .msg = {
                         .flags = (c->storing ? JOB_FLAG_STORE : 0) |
-                                 (cfg->storage == STORAGE_JOURNAL ? JOB_FLAG_JOURNAL_CORE : 0),
+                                 (cfg->storage == STORAGE_JOURNAL ? JOB_FLAG_JOURNAL_CORE : 0) |
+                                 (c->job_returned ? JOB_FLAG_RETURNED : 0),
                         .compression = cfg->compress,
                         .compress_level = cfg->compress_level,
                         .uid = uid,
@@ -1190,6 +1191,32 @@ static void on_worker_lost(void *owner, const char *why) {
         crash_worker_lost(owner, why);
 }
 
+/* The worker could not start the job and gave its connection back, nothing of the core read (a
+ * sandbox it could not enter, memory it could not have): another worker takes it, once; a
+ * second failure is the job's, not a worker's. */
+static void on_worker_returned(void *owner, int conn, int error) {
+        Crash *c = owner;
+        int r;
+
+        if (c->job_returned || c->state != CRASH_STREAMING) {
+                safe_close(conn);
+                snprintf(c->why_buf, sizeof c->why_buf, "its workers could not start on it (%s)", strerror(-error));
+                crash_worker_lost(c, c->why_buf);
+                return;
+        }
+        c->job_returned = true;
+        c->worker = NULL;
+        if (c->conn_fd < 0)
+                c->conn_fd = conn;
+        else
+                safe_close(conn); /* the copy kept for its container's collector */
+        c->state = CRASH_WAIT_WORKER;
+        log_debug("Crash of PID %d: its worker gave the job back, another takes it", (int) c->info.pid);
+        r = crash_start_streaming(c);
+        if (r < 0)
+                crash_drop_unhanded(c, r);
+}
+
 /* a worker whose crash is being forwarded waits for its commit: the forwarding's deadline
  * (ForwardTimeoutSec=) bounds that */
 static bool crash_forwarding(const void *owner) {
@@ -1201,6 +1228,7 @@ static const WorkerJobOps crash_worker_ops = {
         .stored = on_worker_stored,
         .recorded = on_worker_recorded,
         .lost = on_worker_lost,
+        .returned = on_worker_returned,
         .waiting_elsewhere = crash_forwarding,
 };
 

@@ -85,6 +85,7 @@ typedef struct Crash {
         bool counted_only;       /* suppressed: counted for a summary, nothing else to do */
         bool deadline_extended;  /* its task was gone at the deadline: TimeoutSec= once more (crash.c) */
         bool stored_seen;        /* its worker said STORED: the core is written and synced */
+        bool job_returned;       /* a worker gave its job back: the next one is its last */
         MsgResult stored;        /* what it said then (untrusted, checked when used) */
         bool forwarded;          /* the host's collector forwarded it here (receive.c) */
         Record forwarded_fields; /* what it sent: kept where this machine's /proc says nothing */

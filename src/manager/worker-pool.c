@@ -77,9 +77,17 @@ typedef struct JobOwner {
         void *owner;
 } JobOwner;
 
+/* The job's module files: the worker has its own copies for good (or is gone). */
+static void worker_release_modules(Worker *w) {
+        if (w->modules)
+                modules_close(w->modules);
+        w->modules = NULL;
+}
+
 static JobOwner worker_detach(Worker *w) {
         JobOwner o = { w->ops, w->owner };
 
+        worker_release_modules(w); /* before the owner may go */
         w->ops = NULL;
         w->owner = NULL;
         return o;
@@ -360,8 +368,37 @@ static void on_stored(Worker *w) {
                 w->ops->stored(w->owner, &res);
 }
 
+/* RETURNED: the job back, before a byte of its core was read (its first message, and nothing
+ * after it is taken): the connection, if it is the job's own, goes to the owner for another
+ * worker. */
+static void on_returned(Worker *w) {
+        _cleanup_close_ int conn = -EBADF;
+        MsgReturned msg;
+        struct stat st;
+        JobOwner o;
+        int r = proto_recv(w->control_fd, MSG_RETURNED, &msg, sizeof msg, &conn, 1);
+
+        if (r == -EAGAIN)
+                return;
+        if (r < 0 || w->spool_asked || w->stored_seen || msg.error >= 0 || msg.error < -4095 || msg.spare != 0 ||
+            w->conn_ino == 0 || fstat(conn, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_dev != w->conn_dev ||
+            st.st_ino != w->conn_ino || !w->ops || !w->ops->returned) {
+                worker_fail(w, r == -ECONNRESET ? "exited without a result" : "gave back a job it could not",
+                            "the worker failed");
+                return;
+        }
+        log_warning_errno(msg.error, "Worker %d (%s): could not start its job (%m), and gave it back", (int) w->pid,
+                          w->label);
+        w->modules = NULL; /* the owner's again, for the next worker */
+        worker_spool_return(w);
+        o = worker_detach(w);
+        worker_finished(w); /* single use: it exits now */
+        o.ops->returned(o.owner, TAKE_FD(conn), msg.error);
+}
+
 /* While busy: RESULT, or before it, once each and in this order, SPOOL and STORED (the header says
- * which; each handler checks the whole message and its turn). */
+ * which; each handler checks the whole message and its turn); or, first and instead of all of
+ * them, RETURNED. */
 static void on_busy(Worker *w) {
         uint32_t type = 0;
 
@@ -371,6 +408,11 @@ static void on_busy(Worker *w) {
                 return;
         }
         (void) proto_peek_type(w->control_fd, &type); /* (none: on_result() says why) */
+        if (type == MSG_RETURNED) {
+                on_returned(w);
+                return;
+        }
+        worker_release_modules(w); /* it read the core: they are not needed again */
         if (type == MSG_SPOOL)
                 on_spool(w);
         else if (type == MSG_STORED)
@@ -381,14 +423,16 @@ static void on_busy(Worker *w) {
 
 /* The permit table: in each phase exactly one message is allowed, once (each handler takes only
  * its own type at its exact size; while busy, before RESULT, SPOOL and then STORED, once each,
- * and nothing after RESULT until COMMIT); in any other phase any message is a violation. */
+ * and nothing after RESULT until COMMIT; RETURNED ends the phase, and the worker's use); in any
+ * other phase any message is a violation. */
 static const struct {
         WorkerState state;
         void (*handle)(Worker *w);
 } permits[] = {
         { WORKER_STARTING, on_ready },      /* MSG_READY */
         { WORKER_MAPPING, on_ready },       /* MSG_READY, sandboxed */
-        { WORKER_BUSY, on_busy },           /* MSG_RESULT, or MSG_SPOOL and MSG_STORED once before it */
+        { WORKER_BUSY, on_busy },           /* MSG_RESULT, or MSG_SPOOL and MSG_STORED once before it;
+                                             * or MSG_RETURNED first, and alone */
         { WORKER_COMMITTING, on_recorded }, /* MSG_RECORDED */
 };
 
@@ -720,6 +764,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         uint64_t spool_budget = config_spool_max(&m->config, m->physical_memory);
         _cleanup_close_ int table_fd = module_table_memfd(job->modules);
         int fds[JOB_FDS] = { job->conn_fd, job->out_fd, job->record_fd, table_fd };
+        struct stat st;
         int r;
 
         assert(ops && ops->result && ops->recorded && ops->lost);
@@ -749,6 +794,12 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
                 return r == -ENOENT || r == -ESRCH ? -EAGAIN : r;
         }
         fault_job_send(w);
+        w->conn_dev = 0;
+        w->conn_ino = 0;
+        if (fstat(job->conn_fd, &st) >= 0 && S_ISSOCK(st.st_mode)) { /* what RETURNED may bring back */
+                w->conn_dev = st.st_dev;
+                w->conn_ino = st.st_ino;
+        }
         r = proto_send(w->control_fd, &job->msg, sizeof job->msg, fds, JOB_FDS);
         if (r >= 0)
                 r = send_modules(w, job->modules);
@@ -760,9 +811,8 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
                  * worker. */
                 return worker_gone_error(r) ? -EAGAIN : r;
         }
-        /* the worker has its copies now */
-        if (job->modules)
-                modules_close(job->modules);
+        /* the worker has its copies now; ours go once it has started on the core (or is gone) */
+        w->modules = job->modules;
         w->state = WORKER_BUSY;
         w->ops = ops;
         w->owner = owner;

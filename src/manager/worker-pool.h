@@ -48,13 +48,18 @@ typedef struct WorkerJobOps {
         void (*recorded)(void *owner, int error);
         /* the worker died, broke the protocol or was killed (why says which): it is gone */
         void (*lost)(void *owner, const char *why);
+        /* RETURNED (NULL: taken as a protocol violation): the worker could not start the job (error)
+         * and gave back conn, the job's own connection with nothing of it read, and exits; the
+         * owner's now, as are the module files again */
+        void (*returned)(void *owner, int conn, int error);
         /* whether the job waits on something else (a forwarding, bounded by its own deadline):
          * then the watchdog leaves the worker alone (NULL: never) */
         bool (*waiting_elsewhere)(const void *owner);
 } WorkerJobOps;
 
 /* A job: the message (the pool fills in the header and the spool it may take), its descriptors
- * and the module files, whose descriptors the pool sends and then closes. */
+ * and the module files, whose descriptors the pool sends, and closes once the worker has them
+ * for good: at its first message but RETURNED, or its end. */
 typedef struct WorkerJob {
         MsgJob msg;
         int conn_fd;
@@ -102,6 +107,9 @@ typedef struct Worker {
         bool spool_asked;        /* SPOOL comes once */
         bool stored_seen;        /* STORED comes once, after SPOOL and before RESULT */
         bool result_seen;        /* RESULT came: nothing more until COMMIT */
+        ModuleSet *modules;      /* its job's (the owner's), until worker_release_modules() */
+        dev_t conn_dev;          /* its job's connection, which only RETURNED may bring back */
+        ino_t conn_ino;          /* (0: unknown, nothing may) */
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 

@@ -27,6 +27,9 @@
  *                     to become
  *   manager MODULES   the crashed process's mapped files, opened in its mount namespace, in
  *                     batches of MODULES_BATCH descriptors (as many as the table lists)
+ *   worker  RETURNED  (instead of all that follows, before a byte of the core is read) the job
+ *                     could not be started here: [connection] back, for another worker (the
+ *                     worker exits)
  *   worker  SPOOL     (at most once, before RESULT, when the room given with the job is too
  *                     small) the core's size as its ELF headers say: room asked in the memory
  *                     spool, so that the task goes before the compression
@@ -52,6 +55,7 @@ typedef enum MsgType {
         MSG_FORKED = 11, /* the zygote → coredumpd: the new worker's PID */
         MSG_MAPPED = 12,
         MSG_STORED = 13, /* a MsgResult, before the stack traces */
+        MSG_RETURNED = 14,
 } MsgType;
 
 typedef struct MsgHeader {
@@ -118,7 +122,8 @@ typedef struct MsgMapped {
 
 #define JOB_FLAG_STORE (UINT32_C(1) << 0)        /* write the core to the output fd */
 #define JOB_FLAG_JOURNAL_CORE (UINT32_C(1) << 1) /* Storage=journal: the core goes into the entry */
-#define JOB_FLAGS_ALL (JOB_FLAG_STORE | JOB_FLAG_JOURNAL_CORE)
+#define JOB_FLAG_RETURNED (UINT32_C(1) << 2)     /* a worker before this one gave the job back */
+#define JOB_FLAGS_ALL (JOB_FLAG_STORE | JOB_FLAG_JOURNAL_CORE | JOB_FLAG_RETURNED)
 
 typedef struct MsgJob {
         MsgHeader hdr;
@@ -216,6 +221,13 @@ typedef enum StoreStop {
 
 /* What a stop means, for the record (COREDUMP_PROCESSING_ERROR); NULL for none or unknown. */
 const char *store_stop_to_string(uint32_t stop);
+
+/* RETURNED: why the job could not be started (negative errno); the connection comes with it. */
+typedef struct MsgReturned {
+        MsgHeader hdr;
+        int32_t error;
+        uint32_t spare;
+} MsgReturned;
 
 typedef struct MsgCommit {
         MsgHeader hdr;

@@ -225,6 +225,21 @@ static bool fault_result_twice(const Record *rec) {
         return fault && strcmp(fault, "twice") == 0;
 }
 
+/* "giveback": the first worker of the crash gives its job back before the core (as one whose
+ * start failed), "giveback2" every worker does, "givebackfd" gives back its output file in place
+ * of the connection (as a compromised worker could try). The descriptor it gives back (a
+ * JOB_FD_*), or -1. */
+static int fault_give_back(const Record *rec, const MsgJob *job) {
+        char what[16];
+        const char *fault = fault_here(rec, "core", what);
+
+        if (!fault)
+                return -1;
+        if (strcmp(fault, "giveback2") == 0 || (strcmp(fault, "giveback") == 0 && !(job->flags & JOB_FLAG_RETURNED)))
+                return JOB_FD_CONN;
+        return strcmp(fault, "givebackfd") == 0 ? JOB_FD_OUT : -1;
+}
+
 /* "ahead": a spare mapped ahead fails to enter its sandbox, whatever the crash (there is none). */
 static bool fault_ahead(void) {
         const char *fault = getenv("COREDUMP_WORKER_FAULT");
@@ -235,6 +250,10 @@ static bool fault_ahead(void) {
 static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
 }
 
+static int fault_give_back(const Record *rec, const MsgJob *job) {
+        return -1;
+}
+
 static bool fault_result_twice(const Record *rec) {
         return false;
 }
@@ -243,6 +262,26 @@ static bool fault_ahead(void) {
         return false;
 }
 #endif
+
+/* RETURNED: a job this worker could not start goes back with its connection, not a byte of the
+ * core read, for another worker to take (the manager gives it one more); error says why, and
+ * was logged. JOB_GIVEN_BACK if it went, else the error. */
+#define JOB_GIVEN_BACK 1
+static int give_back_fd(int fd, int error) {
+        MsgReturned msg = { .hdr = { PROTO_MAGIC, MSG_RETURNED }, .error = error < 0 && error >= -4095 ? error : -EIO };
+        int r = proto_send(WORKER_CONTROL_FD, &msg, sizeof msg, &fd, 1);
+
+        if (r < 0) {
+                log_error_errno(r, "Failed to give the job back: %m");
+                return error;
+        }
+        log_info("Gave the job back to the manager, nothing of its core read");
+        return JOB_GIVEN_BACK;
+}
+
+static int give_back(int fds[JOB_FDS], int error) {
+        return give_back_fd(fds[JOB_FD_CONN], error);
+}
 
 /* COREDUMP_SIGNAL as text: a signal number, and its NUL */
 #define SIGNAL_FIELD_MAX 8U
@@ -307,21 +346,25 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         bool journal_fit = false;
         int r;
 
+        /* up to core_receive() nothing of the core is read: a failure gives the job back */
         r = load_record(fds[JOB_FD_RECORD], &rec);
         if (r < 0)
-                return log_error_errno(r, "Invalid crash record from the manager: %m");
+                return give_back(fds, log_error_errno(r, "Invalid crash record from the manager: %m"));
         /* The manager accepted it non-blocking; this process only ever waits on it. */
         r = fd_set_nonblock(fds[JOB_FD_CONN], false);
         if (r < 0)
-                return log_error_errno(r, "Failed to make the connection blocking: %m");
+                return give_back(fds, log_error_errno(r, "Failed to make the connection blocking: %m"));
         if (job->flags & JOB_FLAG_STORE) {
                 r = sink_new((Compression) job->compression, job->compress_level, fds[JOB_FD_OUT], &sink);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to set up %s compression: %m",
-                                               compression_to_string((Compression) job->compression));
+                        return give_back(fds, log_error_errno(r, "Failed to set up %s compression: %m",
+                                                              compression_to_string((Compression) job->compression)));
         }
         journal_fd = open_journal_core(job);
         maybe_misbehave(&rec, "core", fds[JOB_FD_OUT]);
+        r = fault_give_back(&rec, job);
+        if (r >= 0)
+                return give_back_fd(fds[r], log_error_errno(-EAGAIN, "Test fault: the job's start failed: %m"));
         r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, ask_spool, &res, &journal_fit, &cap);
         fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released */
         if (r < 0)
@@ -530,29 +573,24 @@ static int worker_main(void) {
                 close_fds(fds);
                 return log_error_errno(r < 0 ? r : -EBADMSG, "Invalid job from the manager: %m"), 1;
         }
+        /* from here until its first read of the core a worker that cannot go on gives the job back */
         r = limit_file_size(&job);
-        if (r < 0) {
-                close_fds(fds);
-                return log_error_errno(r, "Failed to limit the core's file size: %m"), 3;
-        }
-        r = module_files_receive(&job, fds[JOB_FD_MODULES], &mods, wait_msg);
-        fds[JOB_FD_MODULES] = safe_close(fds[JOB_FD_MODULES]);
-        if (r < 0) {
-                close_fds(fds);
-                module_files_close(&mods);
-                return log_error_errno(r, "Invalid module files from the manager: %m"), 1;
+        if (r < 0)
+                r = give_back(fds, log_error_errno(r, "Failed to limit the core's file size: %m"));
+        if (r == 0) {
+                r = module_files_receive(&job, fds[JOB_FD_MODULES], &mods, wait_msg);
+                fds[JOB_FD_MODULES] = safe_close(fds[JOB_FD_MODULES]);
+                if (r < 0)
+                        r = give_back(fds, log_error_errno(r, "Invalid module files from the manager: %m"));
         }
         /* Nothing of the crash is read before this. */
-        r = ahead ? narrow_sandbox(&job, &mods) : enter_sandbox(&job, fds, &mods);
-        if (r < 0) {
-                close_fds(fds);
-                module_files_close(&mods);
-                return 3;
-        }
-        r = run_job(&job, fds, &mods);
+        if (r == 0 && (r = ahead ? narrow_sandbox(&job, &mods) : enter_sandbox(&job, fds, &mods)) < 0)
+                r = give_back(fds, r);
+        if (r == 0)
+                r = run_job(&job, fds, &mods);
         close_fds(fds);
         module_files_close(&mods);
-        return r < 0 ? 1 : 0;
+        return r < 0 ? 1 : 0; /* done, or given back (JOB_GIVEN_BACK) */
 }
 
 int main(int argc, char **argv) {

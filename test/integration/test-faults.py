@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 from cdtest import (CORE_PATTERN, CRASHER, Env, Journal, check, crash, decompress, elf_core_info, read_exports, read_file,
@@ -185,6 +186,78 @@ def case_worker_dies_analysing():
     info = elf_core_info(out)
     check(info["type"] == 4 and info["pids"][0] == pid and info["signal"] == signal.SIGSEGV,
           f"the kept core is not PID {pid}'s: {info}")
+    healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def python_fault(env):
+    """python3 under the name the worker's faults answer to (a link called crasher-fault: its
+    comm), killed by SIGSEGV: its PID. A real program, dozens of mapped files."""
+    exe = os.path.join(env.base, "crasher-fault")
+    os.symlink(os.path.realpath(sys.executable), exe)
+    p = subprocess.Popen([exe, "-c", "import os; os.kill(os.getpid(), 11)"])
+    check(p.wait(60) == -signal.SIGSEGV, f"python3 ended with {p.returncode}")
+    return p.pid
+
+
+def case_worker_gives_back():
+    """The first worker given a crash cannot start its job (a sandbox it cannot enter, memory it
+    cannot have; here a fault of the test build): it gives the connection back before reading a
+    byte, and the next worker stores the core whole, with the module files for its stack traces.
+    python3, so dozens of them."""
+    faults_build()
+    env = Env()
+    d = env.start(environ={"COREDUMP_WORKER_FAULT": "giveback"})
+    pid = python_fault(env)
+    observed(d, r"Worker \d+ \(crash of PID %d\): could not start its job \(.*\), and gave it back" % pid)
+    rec = record_of(env, pid)
+    check("COREDUMP_PROCESSING_ERROR" not in rec, f"the crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    msg = rec.get("MESSAGE", b"")
+    check(b"libc.so.6" in msg and b"build-id" in msg, f"the module files did not reach the second worker: {msg[:800]!r}")
+    name = rec.get("COREDUMP_FILENAME", b"").decode()
+    check(name and name in env.cores(), f"the record does not name a stored core: {name!r} {env.cores()}")
+    info = elf_core_info(decompress(name, os.path.join(env.base, "given-back.core")))
+    check(info["type"] == 4 and info["pids"][0] == pid and info["signal"] == signal.SIGSEGV,
+          f"the stored core is not PID {pid}'s: {info}")
+    check(d.log_text().count("gave it back") == 1 and "core lost" not in d.log_text(),
+          f"one worker should have given the job back, and the core kept:\n{d.log_text()[-3000:]}")
+    healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def case_worker_gives_back_twice():
+    """Every worker gives the job back: the crash goes to a second worker and no further (the
+    failure is the job's then, not a worker's), its record says why the core is missing, and the
+    task is released; the daemon goes on."""
+    faults_build()
+    env = Env()
+    d = env.start(environ={"COREDUMP_WORKER_FAULT": "giveback2"})
+    pid, rc = crash("segv", exe=faulty_crasher(env))
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    observed(d, rf"Crash of PID {pid} \(crasher-fault\): its workers could not start on it \(.*\); core lost, task released")
+    rec = record_of(env, pid)
+    check(b"could not start" in rec.get("COREDUMP_PROCESSING_ERROR", b""),
+          f"the record does not say why: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    check(not any(f".{pid}." in c for c in env.cores()), f"a core of PID {pid} was stored: {env.cores()}")
+    check(d.log_text().count("gave it back") == 2, f"two workers should have tried:\n{d.log_text()[-3000:]}")
+    healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def case_worker_gives_back_other():
+    """A worker gives back, in place of the crash's connection, another descriptor (its output
+    file, as a compromised worker could): the manager takes nothing of it, kills the worker, and
+    the crash ends with its record, the task released; no other worker reads anything for it."""
+    faults_build()
+    env = Env()
+    d = env.start(environ={"COREDUMP_WORKER_FAULT": "givebackfd"})
+    pid, rc = crash("segv", exe=faulty_crasher(env))
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    observed(d, r"Killing worker \d+: gave back a job it could not")
+    rec = record_of(env, pid)
+    check(b"the worker failed" in rec.get("COREDUMP_PROCESSING_ERROR", b""),
+          f"the record does not say why: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    check("gave it back" not in d.log_text(), f"the manager took the job back:\n{d.log_text()[-3000:]}")
     healthy(env, d)
     check(d.stop() == 0, "daemon did not stop cleanly")
 
