@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "build-config.h"
 #include "caps.h"
@@ -166,6 +167,23 @@ static void warn_unsafe_suid_dumpable(void) {
         fclose(f);
 }
 
+/* Each crash in flight holds up to MODULES_MAX module files until its worker has begun on the
+ * core, for MaxParallel= crashes: the soft descriptor limit goes up to the hard one, at most
+ * MANAGER_NOFILE_MAX (coredump-socket.service's LimitNOFILE=), as started by hand it is often
+ * 1024. The workers set their own (sandbox.c); nothing here uses select(). */
+#define MANAGER_NOFILE_MAX 65536U
+
+static void raise_nofile(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= MIN(rl.rlim_max, (rlim_t) MANAGER_NOFILE_MAX))
+                return;
+        rl.rlim_cur = MIN(rl.rlim_max, (rlim_t) MANAGER_NOFILE_MAX);
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                log_warning_errno(negative_errno(), "Could not raise the soft descriptor limit to %llu: %m",
+                                  (unsigned long long) rl.rlim_cur);
+}
+
 static int run(const Args *a) {
         Manager *m = NULL;
         sigset_t ss;
@@ -181,6 +199,7 @@ static int run(const Args *a) {
                 return log_error_errno(negative_errno(), "sigprocmask: %m");
         (void) signal(SIGPIPE, SIG_IGN);
         warn_unsafe_suid_dumpable();
+        raise_nofile();
 
         r = manager_drop_capabilities();
         if (r < 0)

@@ -1199,9 +1199,11 @@ static void on_worker_returned(void *owner, int conn, int error) {
         int r;
 
         if (c->job_returned || c->state != CRASH_STREAMING) {
+                char why[128];
+
                 safe_close(conn);
-                snprintf(c->why_buf, sizeof c->why_buf, "its workers could not start on it (%s)", strerror(-error));
-                crash_worker_lost(c, c->why_buf);
+                snprintf(why, sizeof why, "its workers could not start on it (%s)", strerror(-error));
+                crash_worker_lost(c, why); /* (taken into the record at once) */
                 return;
         }
         c->job_returned = true;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -368,31 +369,58 @@ static void on_stored(Worker *w) {
                 w->ops->stored(w->owner, &res);
 }
 
+/* The file of the job's connection (a socket, the kernel's pipe, or /dev/null for a record-only
+ * job), by what it was at the send: statx with AT_STATX_DONT_SYNC, so that a file on FUSE given
+ * back instead asks its server nothing. */
+static void job_conn_note(Worker *w, int conn) {
+        struct statx sx;
+
+        w->conn_ino = 0;
+        if (statx(conn, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) < 0 ||
+            (sx.stx_mask & (STATX_TYPE | STATX_INO)) != (STATX_TYPE | STATX_INO))
+                return;
+        w->conn_type = sx.stx_mode & S_IFMT;
+        w->conn_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+        w->conn_ino = sx.stx_ino;
+}
+
+static bool job_conn_is(const Worker *w, int fd) {
+        struct statx sx;
+
+        return w->conn_ino != 0 &&
+               statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) >= 0 &&
+               (sx.stx_mask & (STATX_TYPE | STATX_INO)) == (STATX_TYPE | STATX_INO) &&
+               (sx.stx_mode & S_IFMT) == w->conn_type && makedev(sx.stx_dev_major, sx.stx_dev_minor) == w->conn_dev &&
+               sx.stx_ino == w->conn_ino;
+}
+
 /* RETURNED: the job back, before a byte of its core was read (its first message, and nothing
  * after it is taken): the connection, if it is the job's own, goes to the owner for another
  * worker. */
 static void on_returned(Worker *w) {
         _cleanup_close_ int conn = -EBADF;
         MsgReturned msg;
-        struct stat st;
         JobOwner o;
         int r = proto_recv(w->control_fd, MSG_RETURNED, &msg, sizeof msg, &conn, 1);
 
         if (r == -EAGAIN)
                 return;
         if (r < 0 || w->spool_asked || w->stored_seen || msg.error >= 0 || msg.error < -4095 || msg.spare != 0 ||
-            w->conn_ino == 0 || fstat(conn, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_dev != w->conn_dev ||
-            st.st_ino != w->conn_ino || !w->ops || !w->ops->returned) {
+            !job_conn_is(w, conn) || !w->ops || !w->ops->returned) {
                 worker_fail(w, r == -ECONNRESET ? "exited without a result" : "gave back a job it could not",
                             "the worker failed");
                 return;
         }
         log_warning_errno(msg.error, "Worker %d (%s): could not start its job (%m), and gave it back", (int) w->pid,
                           w->label);
+        /* it exits now; killed all the same, so that nothing it kept reads on beside the next one
+         * (retired: that end is no failure) */
+        (void) pidfd_send_sig(w->pidfd, SIGKILL);
+        w->retired = true;
         w->modules = NULL; /* the owner's again, for the next worker */
         worker_spool_return(w);
         o = worker_detach(w);
-        worker_finished(w); /* single use: it exits now */
+        worker_finished(w);
         o.ops->returned(o.owner, TAKE_FD(conn), msg.error);
 }
 
@@ -764,7 +792,6 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         uint64_t spool_budget = config_spool_max(&m->config, m->physical_memory);
         _cleanup_close_ int table_fd = module_table_memfd(job->modules);
         int fds[JOB_FDS] = { job->conn_fd, job->out_fd, job->record_fd, table_fd };
-        struct stat st;
         int r;
 
         assert(ops && ops->result && ops->recorded && ops->lost);
@@ -794,12 +821,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
                 return r == -ENOENT || r == -ESRCH ? -EAGAIN : r;
         }
         fault_job_send(w);
-        w->conn_dev = 0;
-        w->conn_ino = 0;
-        if (fstat(job->conn_fd, &st) >= 0 && S_ISSOCK(st.st_mode)) { /* what RETURNED may bring back */
-                w->conn_dev = st.st_dev;
-                w->conn_ino = st.st_ino;
-        }
+        job_conn_note(w, job->conn_fd); /* what RETURNED may bring back */
         r = proto_send(w->control_fd, &job->msg, sizeof job->msg, fds, JOB_FDS);
         if (r >= 0)
                 r = send_modules(w, job->modules);

@@ -108,8 +108,9 @@ typedef struct Worker {
         bool stored_seen;        /* STORED comes once, after SPOOL and before RESULT */
         bool result_seen;        /* RESULT came: nothing more until COMMIT */
         ModuleSet *modules;      /* its job's (the owner's), until worker_release_modules() */
-        dev_t conn_dev;          /* its job's connection, which only RETURNED may bring back */
-        ino_t conn_ino;          /* (0: unknown, nothing may) */
+        mode_t conn_type;        /* its job's connection, which only RETURNED may bring back: */
+        dev_t conn_dev;          /* its file type, device and inode at the send */
+        uint64_t conn_ino;       /* (0: unknown, nothing may) */
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 

@@ -122,7 +122,8 @@ typedef struct MsgMapped {
 
 #define JOB_FLAG_STORE (UINT32_C(1) << 0)        /* write the core to the output fd */
 #define JOB_FLAG_JOURNAL_CORE (UINT32_C(1) << 1) /* Storage=journal: the core goes into the entry */
-#define JOB_FLAG_RETURNED (UINT32_C(1) << 2)     /* a worker before this one gave the job back */
+#define JOB_FLAG_RETURNED (UINT32_C(1) << 2)     /* a worker before this one gave the job back (the
+                                                   * worker logs it; test builds' faults ask it) */
 #define JOB_FLAGS_ALL (JOB_FLAG_STORE | JOB_FLAG_JOURNAL_CORE | JOB_FLAG_RETURNED)
 
 typedef struct MsgJob {

@@ -347,6 +347,8 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         int r;
 
         /* up to core_receive() nothing of the core is read: a failure gives the job back */
+        if (job->flags & JOB_FLAG_RETURNED)
+                log_debug("A worker before this one gave the job back");
         r = load_record(fds[JOB_FD_RECORD], &rec);
         if (r < 0)
                 return give_back(fds, log_error_errno(r, "Invalid crash record from the manager: %m"));

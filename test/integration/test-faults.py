@@ -204,25 +204,28 @@ def case_worker_gives_back():
     """The first worker given a crash cannot start its job (a sandbox it cannot enter, memory it
     cannot have; here a fault of the test build): it gives the connection back before reading a
     byte, and the next worker stores the core whole, with the module files for its stack traces.
-    python3, so dozens of them."""
+    python3, so dozens of them; in socket mode and in pipe mode (the kernel's pipe given back)."""
     faults_build()
-    env = Env()
-    d = env.start(environ={"COREDUMP_WORKER_FAULT": "giveback"})
-    pid = python_fault(env)
-    observed(d, r"Worker \d+ \(crash of PID %d\): could not start its job \(.*\), and gave it back" % pid)
-    rec = record_of(env, pid)
-    check("COREDUMP_PROCESSING_ERROR" not in rec, f"the crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}")
-    msg = rec.get("MESSAGE", b"")
-    check(b"libc.so.6" in msg and b"build-id" in msg, f"the module files did not reach the second worker: {msg[:800]!r}")
-    name = rec.get("COREDUMP_FILENAME", b"").decode()
-    check(name and name in env.cores(), f"the record does not name a stored core: {name!r} {env.cores()}")
-    info = elf_core_info(decompress(name, os.path.join(env.base, "given-back.core")))
-    check(info["type"] == 4 and info["pids"][0] == pid and info["signal"] == signal.SIGSEGV,
-          f"the stored core is not PID {pid}'s: {info}")
-    check(d.log_text().count("gave it back") == 1 and "core lost" not in d.log_text(),
-          f"one worker should have given the job back, and the core kept:\n{d.log_text()[-3000:]}")
-    healthy(env, d)
-    check(d.stop() == 0, "daemon did not stop cleanly")
+    for mode in ("socket", "pipe"):
+        env = Env({"Mode": mode})
+        d = env.start(environ={"COREDUMP_WORKER_FAULT": "giveback"})
+        pid = python_fault(env)
+        observed(d, r"Worker \d+ \(crash of PID %d\): could not start its job \(.*\), and gave it back" % pid)
+        rec = record_of(env, pid)
+        check("COREDUMP_PROCESSING_ERROR" not in rec,
+              f"{mode}: the crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+        msg = rec.get("MESSAGE", b"")
+        check(b"libc.so.6" in msg and b"build-id" in msg,
+              f"{mode}: the module files did not reach the second worker: {msg[:800]!r}")
+        name = rec.get("COREDUMP_FILENAME", b"").decode()
+        check(name and name in env.cores(), f"{mode}: the record does not name a stored core: {name!r} {env.cores()}")
+        info = elf_core_info(decompress(name, os.path.join(env.base, "given-back.core")))
+        check(info["type"] == 4 and info["pids"][0] == pid and info["signal"] == signal.SIGSEGV,
+              f"{mode}: the stored core is not PID {pid}'s: {info}")
+        check(d.log_text().count("gave it back") == 1 and "core lost" not in d.log_text(),
+              f"{mode}: one worker should have given the job back, and the core kept:\n{d.log_text()[-3000:]}")
+        healthy(env, d)
+        check(d.stop() == 0, f"{mode}: daemon did not stop cleanly")
 
 
 def case_worker_gives_back_twice():
