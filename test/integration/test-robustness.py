@@ -5,6 +5,7 @@ each must end with a clear record and a healthy daemon that stores the next cras
 import glob
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -314,6 +315,30 @@ def case_job_send_lost():
     healthy(env, d, 1)
     check(d.stop() == 0, "daemon did not stop cleanly")
     print(f"observed: PID {pid} stored after worker {killed} died at its job")
+
+
+def case_nofile():
+    """Started with a soft descriptor limit of 1024 (as by hand), coredumpd raises it to the hard
+    one, at most 65536: each crash in flight may hold 128 module files until its worker has begun.
+    python3 (dozens of them) is stored whole under it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard <= 1024:
+        cdtest.skip(f"the hard descriptor limit is {hard}: nothing to raise")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    try:
+        env = Env()
+        d = env.start()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    with open(f"/proc/{d.proc.pid}/limits") as f:
+        line = next(x for x in f if x.startswith("Max open files"))
+    got = int(line.split()[3])
+    check(got == min(hard, 65536), f"coredumpd's soft limit is {got}, expected {min(hard, 65536)}: {line!r}")
+    pid = python_crash("nofile")
+    rec = record_of(env, pid, d)
+    check("COREDUMP_PROCESSING_ERROR" not in rec, f"not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print(f"observed: soft limit {got} (started with 1024, hard {hard})")
 
 
 def case_map_refused():
