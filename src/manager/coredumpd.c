@@ -167,10 +167,11 @@ static void warn_unsafe_suid_dumpable(void) {
         fclose(f);
 }
 
-/* Each crash in flight holds up to MODULES_MAX module files until its worker has begun on the
- * core, for MaxParallel= crashes: the soft descriptor limit goes up to the hard one, at most
- * MANAGER_NOFILE_MAX (coredump-socket.service's LimitNOFILE=), as started by hand it is often
- * 1024. The workers set their own (sandbox.c); nothing here uses select(). */
+/* Each crash in flight holds up to MODULES_MAX module files until its worker's first message
+ * after the job (for a core that is not spooled, after the whole stream), for MaxParallel=
+ * crashes: the soft descriptor limit goes up to the hard one, at most MANAGER_NOFILE_MAX
+ * (coredump-socket.service's LimitNOFILE=), as started by hand it is often 1024. The workers set
+ * their own (sandbox.c); nothing here uses select(). */
 #define MANAGER_NOFILE_MAX 65536U
 
 static void raise_nofile(void) {

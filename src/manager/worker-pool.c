@@ -370,15 +370,20 @@ static void on_stored(Worker *w) {
 }
 
 /* The file of the job's connection (a socket, the kernel's pipe, or /dev/null for a record-only
- * job), by what it was at the send: statx with AT_STATX_DONT_SYNC, so that a file on FUSE given
- * back instead asks its server nothing. */
+ * job) and how it is open, by what they were at the send: statx with AT_STATX_DONT_SYNC, so that
+ * checking a file on FUSE given back instead asks its server nothing (closing it may still wait
+ * for it, as for any descriptor a worker sends). */
 static void job_conn_note(Worker *w, int conn) {
         struct statx sx;
+        int flags = fcntl(conn, F_GETFL);
 
         w->conn_ino = 0;
-        if (statx(conn, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) < 0 ||
-            (sx.stx_mask & (STATX_TYPE | STATX_INO)) != (STATX_TYPE | STATX_INO))
+        if (flags < 0 || statx(conn, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) < 0 ||
+            (sx.stx_mask & (STATX_TYPE | STATX_INO)) != (STATX_TYPE | STATX_INO)) {
+                log_debug("Worker %d: its job's connection cannot be told again: it may not give it back", (int) w->pid);
                 return;
+        }
+        w->conn_flags = flags & (O_ACCMODE | O_PATH);
         w->conn_type = sx.stx_mode & S_IFMT;
         w->conn_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
         w->conn_ino = sx.stx_ino;
@@ -386,8 +391,9 @@ static void job_conn_note(Worker *w, int conn) {
 
 static bool job_conn_is(const Worker *w, int fd) {
         struct statx sx;
+        int flags = fcntl(fd, F_GETFL);
 
-        return w->conn_ino != 0 &&
+        return w->conn_ino != 0 && flags >= 0 && (flags & (O_ACCMODE | O_PATH)) == w->conn_flags &&
                statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) >= 0 &&
                (sx.stx_mask & (STATX_TYPE | STATX_INO)) == (STATX_TYPE | STATX_INO) &&
                (sx.stx_mode & S_IFMT) == w->conn_type && makedev(sx.stx_dev_major, sx.stx_dev_minor) == w->conn_dev &&

@@ -79,7 +79,8 @@ typedef struct Worker {
         Manager *manager;
         WorkerState state;
         bool ready_seen;
-        bool retired; /* let go by pool_retire_idle() (reload, stop): its exit is no failure */
+        bool retired; /* let go by pool_retire_idle() (reload, stop), or killed after RETURNED: its
+                       * exit is no failure */
         bool userns;  /* READY said it made its user namespace: ids are mapped into it */
         bool mapped;  /* WorkerUser= mapped ahead (MAPPED sent): it takes jobs of that user only;
                        * else worker_start_job() maps the job's */
@@ -108,8 +109,9 @@ typedef struct Worker {
         bool stored_seen;        /* STORED comes once, after SPOOL and before RESULT */
         bool result_seen;        /* RESULT came: nothing more until COMMIT */
         ModuleSet *modules;      /* its job's (the owner's), until worker_release_modules() */
-        mode_t conn_type;        /* its job's connection, which only RETURNED may bring back: */
-        dev_t conn_dev;          /* its file type, device and inode at the send */
+        int conn_flags;          /* its job's connection, which only RETURNED may bring back: */
+        mode_t conn_type;        /* its access mode, file type, device and inode at the send */
+        dev_t conn_dev;
         uint64_t conn_ino;       /* (0: unknown, nothing may) */
         LIST_FIELDS(struct Worker, workers);
 } Worker;

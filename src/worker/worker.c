@@ -269,13 +269,14 @@ static bool fault_ahead(void) {
 #define JOB_GIVEN_BACK 1
 static int give_back_fd(int fd, int error) {
         MsgReturned msg = { .hdr = { PROTO_MAGIC, MSG_RETURNED }, .error = error < 0 && error >= -4095 ? error : -EIO };
-        int r = proto_send(WORKER_CONTROL_FD, &msg, sizeof msg, &fd, 1);
+        int r;
 
+        log_info("Giving the job back to the manager, nothing of its core read"); /* (it kills us then) */
+        r = proto_send(WORKER_CONTROL_FD, &msg, sizeof msg, &fd, 1);
         if (r < 0) {
                 log_error_errno(r, "Failed to give the job back: %m");
                 return error;
         }
-        log_info("Gave the job back to the manager, nothing of its core read");
         return JOB_GIVEN_BACK;
 }
 

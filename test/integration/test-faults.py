@@ -250,7 +250,9 @@ def case_worker_gives_back_twice():
 def case_worker_gives_back_other():
     """A worker gives back, in place of the crash's connection, another descriptor (its output
     file, as a compromised worker could): the manager takes nothing of it, kills the worker, and
-    the crash ends with its record, the task released; no other worker reads anything for it."""
+    the crash ends with its record, the task released; no other worker reads anything for it.
+    Also for a record-only job, whose connection and output are the same file (/dev/null) opened
+    two ways."""
     faults_build()
     env = Env()
     d = env.start(environ={"COREDUMP_WORKER_FAULT": "givebackfd"})
@@ -262,6 +264,17 @@ def case_worker_gives_back_other():
           f"the record does not say why: {rec.get('COREDUMP_PROCESSING_ERROR')}")
     check("gave it back" not in d.log_text(), f"the manager took the job back:\n{d.log_text()[-3000:]}")
     healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    # a record-only job (the second crash, refused by the rate limit): its connection and its
+    # output are both /dev/null, one read-only, the other write-only: the output is not taken
+    env = Env({"RateLimitBurst": "1", "RateLimitIntervalSec": "60s"})
+    d = env.start(environ={"COREDUMP_WORKER_FAULT": "givebackfd"})
+    exe = faulty_crasher(env)
+    pids = [crash("segv", exe=exe)[0] for _ in range(2)]
+    record_of(env, pids[1])
+    wait_until(lambda: d.log_text().count("gave back a job it could not") == 2, 30,
+               lambda: f"both workers killed for what they gave back:\n{d.log_text()[-3000:]}")
+    check("gave it back" not in d.log_text(), f"the manager took a record-only job back:\n{d.log_text()[-3000:]}")
     check(d.stop() == 0, "daemon did not stop cleanly")
 
 
