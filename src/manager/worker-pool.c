@@ -839,7 +839,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
                  * worker. */
                 return worker_gone_error(r) ? -EAGAIN : r;
         }
-        /* the worker has its copies now; ours go once it has started on the core (or is gone) */
+        /* the worker has its copies now; ours go at its first message but RETURNED (or its end) */
         w->modules = job->modules;
         w->state = WORKER_BUSY;
         w->ops = ops;
