@@ -369,35 +369,33 @@ static void on_stored(Worker *w) {
                 w->ops->stored(w->owner, &res);
 }
 
-/* The file of the job's connection (a socket, the kernel's pipe, or /dev/null for a record-only
- * job) and how it is open, by what they were at the send: statx with AT_STATX_DONT_SYNC, so that
- * checking a file on FUSE given back instead asks its server nothing (closing it may still wait
- * for it, as for any descriptor a worker sends). */
-static void job_conn_note(Worker *w, int conn) {
-        struct statx sx;
-        int flags = fcntl(conn, F_GETFL);
-
-        w->conn_ino = 0;
-        if (flags < 0 || statx(conn, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) < 0 ||
-            (sx.stx_mask & (STATX_TYPE | STATX_INO)) != (STATX_TYPE | STATX_INO)) {
-                log_debug("Worker %d: its job's connection cannot be told again: it may not give it back", (int) w->pid);
-                return;
-        }
-        w->conn_flags = flags & (O_ACCMODE | O_PATH);
-        w->conn_type = sx.stx_mode & S_IFMT;
-        w->conn_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-        w->conn_ino = sx.stx_ino;
-}
-
-static bool job_conn_is(const Worker *w, int fd) {
+/* Which file a descriptor is and how it is open: the job's connection (a socket, the kernel's
+ * pipe, or /dev/null for a record-only job) as at the send, which only RETURNED may bring back.
+ * statx with AT_STATX_DONT_SYNC, so that telling a file on FUSE given back instead asks its
+ * server nothing (closing it may still wait for it, as for any descriptor a worker sends). */
+static int conn_id(int fd, ConnId *ret) {
         struct statx sx;
         int flags = fcntl(fd, F_GETFL);
 
-        return w->conn_ino != 0 && flags >= 0 && (flags & (O_ACCMODE | O_PATH)) == w->conn_flags &&
-               statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) >= 0 &&
-               (sx.stx_mask & (STATX_TYPE | STATX_INO)) == (STATX_TYPE | STATX_INO) &&
-               (sx.stx_mode & S_IFMT) == w->conn_type && makedev(sx.stx_dev_major, sx.stx_dev_minor) == w->conn_dev &&
-               sx.stx_ino == w->conn_ino;
+        if (flags < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &sx) < 0 ||
+            (sx.stx_mask & (STATX_TYPE | STATX_INO)) != (STATX_TYPE | STATX_INO))
+                return -EIO;
+        *ret = (ConnId) { .flags = flags & (O_ACCMODE | O_PATH), .type = sx.stx_mode & S_IFMT,
+                          .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor), .ino = sx.stx_ino };
+        return 0;
+}
+
+static void job_conn_note(Worker *w, int conn) {
+        w->conn_known = conn_id(conn, &w->conn) >= 0;
+        if (!w->conn_known)
+                log_debug("Worker %d: its job's connection cannot be told again: it may not give it back", (int) w->pid);
+}
+
+static bool job_conn_is(const Worker *w, int fd) {
+        ConnId id;
+
+        return w->conn_known && conn_id(fd, &id) >= 0 && id.flags == w->conn.flags && id.type == w->conn.type &&
+               id.dev == w->conn.dev && id.ino == w->conn.ino;
 }
 
 /* RETURNED: the job back, before a byte of its core was read (its first message, and nothing

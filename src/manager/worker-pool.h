@@ -75,6 +75,14 @@ typedef struct PoolOps {
         unsigned (*jobs_waiting)(Manager *m); /* started ahead for them, beyond the spares */
 } PoolOps;
 
+/* A descriptor's file and how it is open (worker-pool.c: conn_id()). */
+typedef struct ConnId {
+        int flags; /* O_ACCMODE | O_PATH */
+        mode_t type;
+        dev_t dev;
+        uint64_t ino;
+} ConnId;
+
 typedef struct Worker {
         Manager *manager;
         WorkerState state;
@@ -109,10 +117,8 @@ typedef struct Worker {
         bool stored_seen;        /* STORED comes once, after SPOOL and before RESULT */
         bool result_seen;        /* RESULT came: nothing more until COMMIT */
         ModuleSet *modules;      /* its job's (the owner's), until worker_release_modules() */
-        int conn_flags;          /* its job's connection, which only RETURNED may bring back: */
-        mode_t conn_type;        /* its access mode, file type, device and inode at the send */
-        dev_t conn_dev;
-        uint64_t conn_ino;       /* (0: unknown, nothing may) */
+        ConnId conn;             /* its job's connection at the send, which only RETURNED may */
+        bool conn_known;         /* bring back (unknown: nothing may) */
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 

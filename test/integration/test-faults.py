@@ -228,19 +228,27 @@ def case_worker_gives_back():
         check(d.stop() == 0, f"{mode}: daemon did not stop cleanly")
 
 
+def faulted_crash(env, fault, log_pattern, why):
+    """A daemon whose workers misbehave as fault says, and a crash of crasher-fault: log_pattern
+    (with {pid}) is logged, and the crash's record says why in COREDUMP_PROCESSING_ERROR: (d, pid)."""
+    d = env.start(environ={"COREDUMP_WORKER_FAULT": fault})
+    pid, rc = crash("segv", exe=faulty_crasher(env))
+    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
+    observed(d, log_pattern.format(pid=pid))
+    rec = record_of(env, pid)
+    check(why in rec.get("COREDUMP_PROCESSING_ERROR", b""),
+          f"the record does not say why: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    return d, pid
+
+
 def case_worker_gives_back_twice():
     """Every worker gives the job back: the crash goes to a second worker and no further (the
     failure is the job's then, not a worker's), its record says why the core is missing, and the
     task is released; the daemon goes on."""
     faults_build()
     env = Env()
-    d = env.start(environ={"COREDUMP_WORKER_FAULT": "giveback2"})
-    pid, rc = crash("segv", exe=faulty_crasher(env))
-    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
-    observed(d, rf"Crash of PID {pid} \(crasher-fault\): its workers could not start on it \(.*\); core lost, task released")
-    rec = record_of(env, pid)
-    check(b"could not start" in rec.get("COREDUMP_PROCESSING_ERROR", b""),
-          f"the record does not say why: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    d, pid = faulted_crash(env, "giveback2", r"Crash of PID {pid} \(crasher-fault\): its workers could not start on it "
+                                             r"\(.*\); core lost, task released", b"could not start")
     check(not any(f".{pid}." in c for c in env.cores()), f"a core of PID {pid} was stored: {env.cores()}")
     check(d.log_text().count("gave it back") == 2, f"two workers should have tried:\n{d.log_text()[-3000:]}")
     healthy(env, d)
@@ -255,13 +263,7 @@ def case_worker_gives_back_other():
     two ways."""
     faults_build()
     env = Env()
-    d = env.start(environ={"COREDUMP_WORKER_FAULT": "givebackfd"})
-    pid, rc = crash("segv", exe=faulty_crasher(env))
-    check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
-    observed(d, r"Killing worker \d+: gave back a job it could not")
-    rec = record_of(env, pid)
-    check(b"the worker failed" in rec.get("COREDUMP_PROCESSING_ERROR", b""),
-          f"the record does not say why: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    d, _ = faulted_crash(env, "givebackfd", r"Killing worker \d+: gave back a job it could not", b"the worker failed")
     check("gave it back" not in d.log_text(), f"the manager took the job back:\n{d.log_text()[-3000:]}")
     healthy(env, d)
     check(d.stop() == 0, "daemon did not stop cleanly")
