@@ -27,6 +27,10 @@
  *                     to become
  *   manager MODULES   the crashed process's mapped files, opened in its mount namespace, in
  *                     batches of MODULES_BATCH descriptors (as many as the table lists)
+ *   manager DETAILS   (a JOB_FLAG_DETAILS job only, sent as soon as /proc is read, at any point
+ *                     until RESULT: before, during or after SPOOL and GRANT) [record memfd,
+ *                     module table memfd] in place of the job's provisional record and empty
+ *                     table, then their MODULES; the worker takes them after its core
  *   worker  RETURNED  (instead of all that follows, before a byte of the core is read) the job
  *                     could not be started here: [connection] back, for another worker (the
  *                     worker exits)
@@ -56,6 +60,7 @@ typedef enum MsgType {
         MSG_MAPPED = 12,
         MSG_STORED = 13, /* a MsgResult, before the stack traces */
         MSG_RETURNED = 14,
+        MSG_DETAILS = 15,
 } MsgType;
 
 typedef struct MsgHeader {
@@ -124,7 +129,10 @@ typedef struct MsgMapped {
 #define JOB_FLAG_JOURNAL_CORE (UINT32_C(1) << 1) /* Storage=journal: the core goes into the entry */
 #define JOB_FLAG_RETURNED (UINT32_C(1) << 2)     /* a worker before this one gave the job back (the
                                                    * worker logs it; test builds' faults ask it) */
-#define JOB_FLAGS_ALL (JOB_FLAG_STORE | JOB_FLAG_JOURNAL_CORE | JOB_FLAG_RETURNED)
+/* The job comes before the crashed process's /proc is read (its task held meanwhile): its record
+ * is what the kernel's part of /proc said, its module table empty; the rest comes in DETAILS */
+#define JOB_FLAG_DETAILS (UINT32_C(1) << 3)
+#define JOB_FLAGS_ALL (JOB_FLAG_STORE | JOB_FLAG_JOURNAL_CORE | JOB_FLAG_RETURNED | JOB_FLAG_DETAILS)
 
 typedef struct MsgJob {
         MsgHeader hdr;
@@ -229,6 +237,16 @@ typedef struct MsgReturned {
         int32_t error;
         uint32_t spare;
 } MsgReturned;
+
+/* DETAILS: the crash's whole record and its module files, for a JOB_FLAG_DETAILS job; carries
+ * [record memfd, module table memfd], then n_modules descriptors in MODULES. */
+typedef struct MsgDetails {
+        MsgHeader hdr;
+        uint32_t n_modules; /* <= MODULES_MAX */
+        uint32_t spare;
+} MsgDetails;
+
+enum { DETAILS_FD_RECORD, DETAILS_FD_MODULES, DETAILS_FDS };
 
 typedef struct MsgCommit {
         MsgHeader hdr;

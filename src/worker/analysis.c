@@ -40,9 +40,9 @@ static int read_table(int fd, size_t n, ModuleFiles *m) {
         return 0;
 }
 
-int module_files_receive(const MsgJob *job, int table_fd, ModuleFiles *ret,
+int module_files_receive(uint32_t n_modules, int table_fd, ModuleFiles *ret,
                          int (*wait_msg)(uint32_t type, void *msg, size_t size, int *fds, size_t n_fds)) {
-        size_t n = job->n_modules;
+        size_t n = n_modules;
         int r;
 
         *ret = (ModuleFiles) {};

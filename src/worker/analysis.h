@@ -19,7 +19,7 @@ typedef struct ModuleFiles {
 
 void module_files_close(ModuleFiles *m);
 /* Reads the module table and the MODULES messages that follow the job. */
-int module_files_receive(const MsgJob *job, int table_fd, ModuleFiles *ret,
+int module_files_receive(uint32_t n_modules, int table_fd, ModuleFiles *ret,
                          int (*wait_msg)(uint32_t type, void *msg, size_t size, int *fds, size_t n_fds));
 /* Builds the analysis record from what the stream captured. Never fails for a bad core: the
  * stack trace text then says why there is none. */

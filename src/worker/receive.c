@@ -296,8 +296,8 @@ int core_receive_prepare(void) {
         return prepared_buf ? 0 : -ENOMEM;
 }
 
-int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, spool_ask_fn ask, MsgResult *res,
-                 bool *ret_journal_fit, CoreCapture *ret_capture) {
+int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, spool_ask_fn ask,
+                 receive_tick_fn tick, MsgResult *res, bool *ret_journal_fit, CoreCapture *ret_capture) {
         _cleanup_(read_buffer_unmap) uint8_t *buf = TAKE_PTR(prepared_buf) ?: read_buffer_map(false);
         _cleanup_free_ Capture *cap = calloc(1, sizeof *cap);
         uint64_t limit = read_limit(job), got = 0, spooled = 0;
@@ -353,6 +353,8 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                 got += (uint64_t) n;
                 if (cut)
                         break;
+                if (tick)
+                        tick();
         }
         /* Past a limit or a failed write the rest is not wanted: make the kernel stop sending. */
         if (cut)

@@ -2,10 +2,12 @@
 /* coredump-worker: single use. Forked ahead of time by the zygote (zygote.h; the same binary
  * started with --zygote) or started by coredumpd, with its control socket on fd 3, it says
  * READY and waits for exactly one job (the kernel's connection, the unnamed output file, the
- * crash record). It drops to the user the job names before touching any of it (or, mapped ahead
+ * crash record; or, for a job sent while /proc is still read, a provisional record and later
+ * DETAILS). It drops to the user the job names before touching any of it (or, mapped ahead
  * to WorkerUser=, before the job: then it takes only a job of that user), streams and compresses
  * that core, reports what the core's notes say, waits for the manager to link the file, writes
  * the journal entry, and exits. */
+#include <assert.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
@@ -53,11 +55,15 @@ static int limit_file_size(const MsgJob *job) {
         return 0;
 }
 
-/* SPOOL, then the manager's GRANT. */
+static int take_details(void);
+
+/* SPOOL, then the manager's GRANT (a DETAILS sent meanwhile is taken first). */
 static int ask_spool(uint64_t bytes, uint64_t *granted) {
         MsgSpool ask = { .hdr = { PROTO_MAGIC, MSG_SPOOL }, .bytes = bytes }, grant;
         int r = proto_send(WORKER_CONTROL_FD, &ask, sizeof ask, NULL, 0);
 
+        if (r >= 0)
+                r = take_details();
         if (r >= 0)
                 r = wait_msg(MSG_SPOOL_GRANT, &grant, sizeof grant, NULL, 0);
         if (r < 0)
@@ -69,6 +75,7 @@ static int ask_spool(uint64_t bytes, uint64_t *granted) {
 static int job_valid(const MsgJob *job) {
         if (job->compression > COMPRESSION_LZ4 || (job->flags & ~JOB_FLAGS_ALL) || job->spare != 0 ||
             job->spare2 != 0 || job->n_modules > MODULES_MAX || job->spool_max > JOB_SPOOL_MAX ||
+            ((job->flags & JOB_FLAG_DETAILS) && job->n_modules != 0) ||
             job->spool_given > job->spool_max ||
             job->uid == 0 || job->uid == UID_INVALID || job->gid == GID_INVALID)
                 return -EBADMSG;
@@ -97,6 +104,69 @@ static int load_record(int fd, Record *ret) {
         while ((r = record_next(ret->buf, ret->len, &pos, &f)) > 0)
                 ;
         return r; /* 0 if well-formed to the end */
+}
+
+/* A JOB_FLAG_DETAILS job's DETAILS, taken when it comes: between SPOOL and GRANT, or once the
+ * core is in. Its record replaces the job's provisional one, its module files the job's none. */
+static struct {
+        bool pending;      /* a JOB_FLAG_DETAILS job whose DETAILS is still to come */
+        int error;         /* it came, and could not be taken: the job fails once its core is in */
+        const MsgJob *job; /* for the sandbox's descriptor limit, lowered to the modules' */
+        Record *rec;
+        ModuleFiles *mods;
+} details;
+
+static int narrow_sandbox(const MsgJob *job, const ModuleFiles *mods);
+static int next_msg_type(uint32_t *ret);
+
+static int receive_details(void) {
+        _cleanup_(record_free) Record rec = {};
+        int fds[DETAILS_FDS] = { -EBADF, -EBADF };
+        MsgDetails msg;
+        int r;
+
+        assert(details.pending && details.rec && details.mods);
+        r = wait_msg(MSG_DETAILS, &msg, sizeof msg, fds, DETAILS_FDS);
+        if (r >= 0 && (msg.n_modules > MODULES_MAX || msg.spare != 0))
+                r = -EBADMSG;
+        if (r >= 0)
+                r = load_record(fds[DETAILS_FD_RECORD], &rec);
+        if (r >= 0)
+                r = module_files_receive(msg.n_modules, fds[DETAILS_FD_MODULES], details.mods, wait_msg);
+        for (size_t i = 0; i < DETAILS_FDS; i++)
+                safe_close(fds[i]);
+        details.pending = false;
+        if (r >= 0) {
+                record_free(details.rec);
+                *details.rec = rec;
+                rec = (Record) {};
+                r = narrow_sandbox(details.job, details.mods);
+        } else
+                log_error_errno(r, "Invalid crash details from the manager: %m");
+        details.error = r;
+        return r;
+}
+
+/* Between two chunks of the core: DETAILS if it is there already (the descriptor limit is
+ * lowered to the modules' then, while the core still comes). */
+static void details_tick(void) {
+        uint32_t type;
+
+        if (details.pending && proto_peek_type(WORKER_CONTROL_FD, &type) >= 0 && type == MSG_DETAILS)
+                (void) receive_details();
+}
+
+/* DETAILS if it is the manager's next message (the worker waits for one anyway). */
+static int take_details(void) {
+        uint32_t type;
+        int r;
+
+        if (!details.pending)
+                return 0;
+        r = next_msg_type(&type);
+        if (r < 0 || type != MSG_DETAILS)
+                return r == -EBADMSG ? 0 : r; /* (wait_msg() says what is wrong with it) */
+        return receive_details();
 }
 
 static int open_journal_core(const MsgJob *job) {
@@ -192,7 +262,8 @@ static const char *fault_here(const Record *rec, const char *when, char what[sta
 
 /* Test builds only (meson -Dworker-test-faults=true): misbehave on purpose, for crashes of a
  * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed, flood
- * (its stderr), grow (its stored core), slow (sleeps FAULT_SLOW_MSEC); at the start of the core,
+ * (its stderr), grow (its stored core), slow (sleeps FAULT_SLOW_MSEC), result (an empty RESULT,
+ * without its analysis memfd); at the start of the core,
  * with "@analysis" once the core is received and the task released, before the stack traces, or
  * with "@journal" (crash@journal, hang@journal, grow@journal) once the core is stored, before the
  * journal entry. (And twice@result: fault_result_twice().) */
@@ -215,6 +286,10 @@ static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
                 grow_output(out_fd);
         if (!strcmp(fault, "slow"))
                 (void) poll(NULL, 0, FAULT_SLOW_MSEC);
+        if (!strcmp(fault, "result")) { /* a RESULT of nothing, before the core and its DETAILS */
+                MsgResult res = { .hdr = { PROTO_MAGIC, MSG_RESULT } };
+                (void) proto_send(WORKER_CONTROL_FD, &res, sizeof res, NULL, 0);
+        }
 }
 
 /* "twice@result": RESULT sent a second time, as a worker the core took over could. */
@@ -368,10 +443,19 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         r = fault_give_back(&rec, job);
         if (r >= 0)
                 return give_back_fd(fds[r], log_error_errno(-EAGAIN, "Test fault: the job's start failed: %m"));
-        r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, ask_spool, &res, &journal_fit, &cap);
-        fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released */
+        details.rec = &rec;
+        r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, ask_spool, details_tick, &res,
+                         &journal_fit, &cap);
+        fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released (DETAILS: once /proc is read) */
         if (r < 0)
                 return log_error_errno(r, "Failed to receive the core: %m");
+        if (details.pending) {
+                log_debug("Core received (%llu bytes) before the crash's details; waiting for them",
+                          (unsigned long long) res.bytes_in);
+                (void) receive_details();
+        }
+        if (details.error < 0)
+                return details.error;
         if (store_stop_to_string(res.store_stop) &&
             record_add_str(&rec, "COREDUMP_PROCESSING_ERROR", store_stop_to_string(res.store_stop)) < 0)
                 log_warning("Failed to say in the entry why the core is truncated");
@@ -419,7 +503,8 @@ static SandboxParams job_sandbox(const MsgJob *job, size_t n_modules) {
                 .uid = job->uid,
                 .gid = job->gid,
                 .address_space = address_space((job->flags & JOB_FLAG_JOURNAL_CORE) ? job->journal_size_max : 0),
-                .nofile = SANDBOX_NOFILE(n_modules),
+                /* DETAILS brings the module files: as many as may come, until then */
+                .nofile = SANDBOX_NOFILE(details.pending ? MODULES_MAX : n_modules),
                 .threads = job->compression == COMPRESSION_ZSTD ? sink_zstd_threads() : 0,
         };
 }
@@ -576,12 +661,14 @@ static int worker_main(void) {
                 close_fds(fds);
                 return log_error_errno(r < 0 ? r : -EBADMSG, "Invalid job from the manager: %m"), 1;
         }
+        if (job.flags & JOB_FLAG_DETAILS)
+                details = (typeof(details)) { .pending = true, .job = &job, .mods = &mods };
         /* from here until its first read of the core a worker that cannot go on gives the job back */
         r = limit_file_size(&job);
         if (r < 0)
                 r = give_back(fds, log_error_errno(r, "Failed to limit the core's file size: %m"));
         if (r == 0) {
-                r = module_files_receive(&job, fds[JOB_FD_MODULES], &mods, wait_msg);
+                r = module_files_receive(job.n_modules, fds[JOB_FD_MODULES], &mods, wait_msg);
                 fds[JOB_FD_MODULES] = safe_close(fds[JOB_FD_MODULES]);
                 if (r < 0)
                         r = give_back(fds, log_error_errno(r, "Invalid module files from the manager: %m"));
