@@ -218,17 +218,18 @@ static int crash_collect_finish(Crash *c) {
                                   "what the kernel guaranteed: %m", (int) c->info.pid);
         if (c->meta.proc_valid && c->incomplete[0])
                 (void) record_add_str(&c->meta.fields, "COREDUMP_PROC_INCOMPLETE", c->incomplete);
-        if (c->meta.proc_valid) {
-                snprintf(c->log_comm, sizeof c->log_comm, "%s", c->meta.comm);
-                string_sanitize(c->log_comm);
-        }
+        if (!c->meta.proc_valid)
+                c->log_comm[0] = 0;
         r = coredump_filename(c->name_stem, sizeof c->name_stem, c->meta.proc_valid ? c->meta.comm : NULL,
                               c->info.ruid, m->boot_id, c->info.pid, c->timestamp_usec, "");
         if (r < 0)
                 return r;
+        record_free(&c->record); /* the provisional one of a job sent early */
         r = crash_record_base(c, &c->record);
         return r < 0 ? r : 1;
 }
+
+static void crash_start_early(Crash *c);
 
 /* The kernel's part of /proc, read here; 1 if the collector was started for the rest. */
 static int crash_collect_start(Crash *c) {
@@ -246,6 +247,9 @@ static int crash_collect_start(Crash *c) {
                                   c->info.reaped ? " (it was killed and reaped while being dumped)" : "");
                 return 0;
         }
+        /* for the log lines from here (meta_confirm() may take it back: crash_collect_finish()) */
+        snprintf(c->log_comm, sizeof c->log_comm, "%s", c->meta.comm);
+        string_sanitize(c->log_comm);
         host = container_host_dir();
         c->leader_dir = container_leader(c->proc_dir, host);
         /* systemd's EnterNamespace=no: the files of a process in another mount namespace are the
@@ -256,6 +260,8 @@ static int crash_collect_start(Crash *c) {
         collecting = collector_start(c, c->incomplete, sizeof c->incomplete);
         if (collecting < 0)
                 log_error_errno(collecting, "Crash of PID %d: no collector: %m", (int) c->info.pid);
+        if (collecting > 0 && c->after_collect == AFTER_STREAM)
+                crash_start_early(c);
         meta_collect_rest(&c->meta, c->proc_dir);
         container_add_fields(&c->meta.fields, c->proc_dir, host);
         /* as systemd: where the kernel's pidfd says which process this is, or the dump is a
@@ -377,6 +383,8 @@ static bool fault_stream_timer(Crash *c) {
 }
 #endif
 
+static int crash_send_details(Crash *c);
+
 static int crash_ready_to_stream(Crash *c) {
         int r;
 
@@ -384,7 +392,11 @@ static int crash_ready_to_stream(Crash *c) {
         r = crash_collect(c);
         if (r == 0)
                 return 0; /* crash_collected() calls again */
-        if (r >= 0)
+        if (r >= 0 && c->lost_early[0]) {
+                crash_worker_lost(c, c->lost_early); /* now that the record can say what it knows */
+                return 0;
+        }
+        if (r >= 0 && !c->output_ready)
                 r = crash_open_output(c);
         /* the record (and the journal entry) says why there is no core, once (this may be a retry) */
         if (r >= 0 && c->no_core_why &&
@@ -402,12 +414,19 @@ static int crash_ready_to_stream(Crash *c) {
                 return r;
         }
         c->state = CRASH_WAIT_WORKER;
-        return crash_start_streaming(c);
+        if (c->early_error < 0)
+                return c->early_error; /* no worker may take it: its ids were refused when it went early */
+        return c->job_early ? crash_send_details(c) : crash_start_streaming(c);
 }
 
 /* No core will come (rejected, refused by the kernel, the task killed mid-dump): let the
  * kernel go, and still make the record, through a worker like every other crash. */
 static int crash_record_only(Crash *c, const char *why) {
+        if (c->worker) { /* given the connection while /proc was read: the record goes to another */
+                worker_kill(TAKE_PTR(c->worker), "its crash is recorded without its core");
+                c->job_early = false;
+        }
+        c->output_ready = false;
         c->no_core_why = why;
         c->storing = false;
         safe_close(c->conn_fd);
@@ -636,6 +655,82 @@ static int crash_start_streaming(Crash *c) {
                 c->conn_fd = safe_close(c->conn_fd);
         c->state = CRASH_STREAMING;
         pool_replace_taken(c->manager); /* counted as waiting for a worker no more */
+        return 0;
+}
+
+/* Item 4 of the design: the connection to a worker while the collector reads /proc, so that the
+ * core is received meanwhile and the task goes as soon as /proc is read (our copy of the
+ * connection holds it until then). Only for a core to be stored, by a worker idle now, of a
+ * process the kernel's pidfd pins; the record the job carries is what the kernel's part of /proc
+ * said, DETAILS brings the rest (crash_send_details()). Otherwise, or if anything fails here, the
+ * job goes after /proc as before. */
+static void crash_start_early(Crash *c) {
+        _cleanup_close_ int record_fd = -EBADF;
+        WorkerJob job;
+        Worker *w;
+        uid_t uid;
+        gid_t gid;
+        int r;
+
+        assert(!c->worker && !c->collected);
+        if (!c->storing || c->no_core_why || c->pidfd < 0 || c->forwarded || c->job_returned)
+                return;
+        crash_worker_ids(c, &uid, &gid);
+        w = pool_take_idle(c->manager, uid, gid);
+        if (!w || crash_record_base(c, &c->record) < 0)
+                return;
+        if (crash_open_output(c) < 0 || !c->storing)
+                return; /* crash_ready_to_stream() opens it again, or says why there is no core */
+        c->output_ready = true;
+        record_fd = crash_record_memfd(&c->record);
+        if (record_fd < 0)
+                return;
+        crash_job(c, record_fd, uid, gid, &job);
+        job.msg.flags |= JOB_FLAG_DETAILS;
+        r = worker_start_job(w, &job, &crash_worker_ops, c);
+        if (r < 0) { /* that worker was killed; another takes the job after /proc if one may */
+                c->early_error = r == -EAGAIN ? 0 : r;
+                return;
+        }
+        c->worker = w;
+        c->job_early = true;
+        c->job_uid = uid;
+        c->job_gid = gid;
+        pool_replace_taken(c->manager);
+        log_debug("Crash of PID %d: its worker has the connection while /proc is read", (int) c->info.pid);
+}
+
+/* DETAILS to the worker that has the core since before /proc was read: the whole record and the
+ * module files. Our copy of the connection goes then: once the worker has read the core, the
+ * task is released. The worker's user was chosen from the kernel's part of /proc: if the whole
+ * of it says otherwise (the process could not be confirmed), the worker is not the crash's. */
+static int crash_send_details(Crash *c) {
+        _cleanup_close_ int record_fd = -EBADF;
+        const char *why = "could not be given its crash's details";
+        const char *lost = "its worker could not be given the crash's details";
+        uid_t uid;
+        gid_t gid;
+        int r;
+
+        assert(c->worker && c->job_early);
+        c->job_early = false;
+        crash_worker_ids(c, &uid, &gid);
+        if (uid != c->job_uid || gid != c->job_gid) {
+                why = "was not its crash's user once /proc was read";
+                lost = "its process could not be confirmed once /proc was read, and its worker had become its user";
+                r = -EPERM;
+        } else {
+                record_fd = crash_record_memfd(&c->record);
+                r = record_fd < 0 ? record_fd : worker_send_details(c->worker, record_fd, c->meta.modules);
+        }
+        if (r < 0) {
+                worker_kill(TAKE_PTR(c->worker), why);
+                crash_worker_lost(c, lost);
+                return 0;
+        }
+        if (!c->forward || !c->storing)
+                c->conn_fd = safe_close(c->conn_fd);
+        c->state = CRASH_STREAMING;
         return 0;
 }
 
@@ -1123,6 +1218,11 @@ static void crash_worker_recorded(Crash *c, int error) {
 
 static void crash_worker_lost(Crash *c, const char *why) {
         c->worker = NULL;
+        if (c->job_early) { /* before its DETAILS: the record says it once /proc is read */
+                c->job_early = false;
+                snprintf(c->lost_early, sizeof c->lost_early, "%s", why);
+                return;
+        }
         if (c->state == CRASH_FORWARDING) {
                 crash_keep_failed_record(c, why);
                 log_error("Crash of PID %d (%s): %s while forwarding; its core and record stay on the host in %s",
@@ -1198,6 +1298,15 @@ static void on_worker_returned(void *owner, int conn, int error) {
         Crash *c = owner;
         int r;
 
+        if (c->job_early && !c->job_returned) {
+                /* ours is still open: one worker takes the whole job once /proc is read */
+                c->job_early = false;
+                c->job_returned = true;
+                c->worker = NULL;
+                safe_close(conn);
+                log_debug("Crash of PID %d: its worker gave the job back, another takes it after /proc", (int) c->info.pid);
+                return;
+        }
         if (c->job_returned || c->state != CRASH_STREAMING) {
                 char why[128];
 
@@ -1219,10 +1328,13 @@ static void on_worker_returned(void *owner, int conn, int error) {
                 crash_drop_unhanded(c, r);
 }
 
-/* a worker whose crash is being forwarded waits for its commit: the forwarding's deadline
- * (ForwardTimeoutSec=) bounds that */
-static bool crash_forwarding(const void *owner) {
-        return ((const Crash *) owner)->state == CRASH_FORWARDING;
+/* Whether its worker waits on something else, which bounds the wait: a crash being forwarded, for
+ * its commit (ForwardTimeoutSec=); a job given while /proc is read, for DETAILS (the collector's
+ * deadline) */
+static bool crash_waiting_elsewhere(const void *owner) {
+        const Crash *c = owner;
+
+        return c->state == CRASH_FORWARDING || c->job_early;
 }
 
 static const WorkerJobOps crash_worker_ops = {
@@ -1231,7 +1343,7 @@ static const WorkerJobOps crash_worker_ops = {
         .recorded = on_worker_recorded,
         .lost = on_worker_lost,
         .returned = on_worker_returned,
-        .waiting_elsewhere = crash_forwarding,
+        .waiting_elsewhere = crash_waiting_elsewhere,
 };
 
 const PoolOps crash_pool_ops = {

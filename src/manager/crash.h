@@ -86,6 +86,14 @@ typedef struct Crash {
         bool deadline_extended;  /* its task was gone at the deadline: TimeoutSec= once more (crash.c) */
         bool stored_seen;        /* its worker said STORED: the core is written and synced */
         bool job_returned;       /* a worker gave its job back: the next one is its last */
+        /* The connection to a worker while /proc is read (JOB_FLAG_DETAILS): its DETAILS is due
+         * once collected; its output was opened for it; the user its worker became. */
+        bool job_early;
+        bool output_ready;
+        uid_t job_uid;
+        gid_t job_gid;
+        char lost_early[128];    /* its worker was lost before DETAILS: why, said once collected */
+        int early_error;         /* its job could not go early, nor can it later (ids refused) */
         MsgResult stored;        /* what it said then (untrusted, checked when used) */
         bool forwarded;          /* the host's collector forwarded it here (receive.c) */
         Record forwarded_fields; /* what it sent: kept where this machine's /proc says nothing */

@@ -445,6 +445,10 @@ static void on_busy(Worker *w) {
                 return;
         }
         worker_release_modules(w); /* it read the core: they are not needed again */
+        if (w->details_due && (type == MSG_STORED || type == MSG_RESULT)) {
+                worker_fail(w, "sent its result before its crash's details", "the worker broke the protocol");
+                return;
+        }
         if (type == MSG_SPOOL)
                 on_spool(w);
         else if (type == MSG_STORED)
@@ -464,7 +468,8 @@ static const struct {
         { WORKER_STARTING, on_ready },      /* MSG_READY */
         { WORKER_MAPPING, on_ready },       /* MSG_READY, sandboxed */
         { WORKER_BUSY, on_busy },           /* MSG_RESULT, or MSG_SPOOL and MSG_STORED once before it;
-                                             * or MSG_RETURNED first, and alone */
+                                             * or MSG_RETURNED first, and alone; a JOB_FLAG_DETAILS
+                                             * job's STORED and RESULT only after its DETAILS */
         { WORKER_COMMITTING, on_recorded }, /* MSG_RECORDED */
 };
 
@@ -839,11 +844,32 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         }
         /* the worker has its copies now; ours go at its first message but RETURNED (or its end) */
         w->modules = job->modules;
+        w->details_due = job->msg.flags & JOB_FLAG_DETAILS;
         w->state = WORKER_BUSY;
         w->ops = ops;
         w->owner = owner;
         snprintf(w->label, sizeof w->label, "%s", job->label);
         worker_watchdog_start(w);
+        return 0;
+}
+
+int worker_send_details(Worker *w, int record_fd, ModuleSet *modules) {
+        _cleanup_close_ int table_fd = module_table_memfd(modules);
+        MsgDetails msg = { .hdr = { PROTO_MAGIC, MSG_DETAILS }, .n_modules = modules ? (uint32_t) modules->n : 0 };
+        int fds[DETAILS_FDS] = { record_fd, table_fd };
+        int r;
+
+        assert(w->state == WORKER_BUSY && !w->modules);
+        r = table_fd;
+        if (r >= 0)
+                r = proto_send(w->control_fd, &msg, sizeof msg, fds, DETAILS_FDS);
+        if (r >= 0)
+                r = send_modules(w, modules);
+        if (r < 0)
+                return log_warning_errno(r, "Worker %d: could not be sent its crash's details: %m", (int) w->pid);
+        /* as with a job's: ours go at its next message but RETURNED (or its end) */
+        w->modules = modules;
+        w->details_due = false;
         return 0;
 }
 

@@ -116,6 +116,7 @@ typedef struct Worker {
         bool spool_asked;        /* SPOOL comes once */
         bool stored_seen;        /* STORED comes once, after SPOOL and before RESULT */
         bool result_seen;        /* RESULT came: nothing more until COMMIT */
+        bool details_due;        /* a JOB_FLAG_DETAILS job's DETAILS not sent yet: no STORED, no RESULT */
         ModuleSet *modules;      /* its job's (the owner's), until worker_release_modules() */
         ConnId conn;             /* its job's connection at the send, which only RETURNED may */
         bool conn_known;         /* bring back (unknown: nothing may) */
@@ -144,6 +145,10 @@ void pool_replace_taken(Manager *m);
  * open and the job may go to another. Any other error: killed too, and no worker could take the
  * job (its ids refused, the manager's own failure). */
 int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *owner);
+/* DETAILS, to a busy worker whose job was sent with JOB_FLAG_DETAILS: the crash's whole record
+ * and its module files (the caller's; closed as a job's are, once the worker has them for good).
+ * On failure the caller kills the worker. */
+int worker_send_details(Worker *w, int record_fd, ModuleSet *modules);
 /* Tells the worker the final facts; it writes the journal entry and answers RECORDED. */
 int worker_commit(Worker *w, const CoreFacts *facts);
 /* Kills the worker (deadline, protocol violation); its job is detached first, its owner not told. */
