@@ -5,8 +5,10 @@
  * is given. */
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/fsuid.h>
@@ -282,6 +284,21 @@ static int collect(const CollectInput *in, CollectShared *sh) {
         return r;
 }
 
+#ifdef MANAGER_TEST_FAULTS
+#define FAULT_COLLECT_SLOW_MSEC 1500
+/* Test builds only (meson -Dworker-test-faults=true): COREDUMPD_TEST_FAULT=collect-slow makes
+ * each collection take FAULT_COLLECT_SLOW_MSEC longer, as a slow file system would. */
+static void fault_collect_slow(void) {
+        const char *f = getenv("COREDUMPD_TEST_FAULT");
+
+        if (f && strcmp(f, "collect-slow") == 0)
+                (void) poll(NULL, 0, FAULT_COLLECT_SLOW_MSEC);
+}
+#else
+static void fault_collect_slow(void) {
+}
+#endif
+
 _noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent) {
         CollectInput in;
         int r = spare_setup(sock, parent);
@@ -296,6 +313,7 @@ _noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent) {
                 __atomic_thread_fence(__ATOMIC_ACQUIRE);
                 sh->exe[sizeof sh->exe - 1] = 0;
                 r = collect(&in, sh);
+                fault_collect_slow();
         }
         sh->error = r < 0 ? r : 0;
         if (r >= 0) /* otherwise the step stays where it stopped, for the record */

@@ -8,6 +8,7 @@ crashing, hanging or lying while streaming: sandbox-faults; 1000 crashes from 50
 limits-burst50.)"""
 import glob
 import os
+import re
 import shutil
 import signal
 import socket
@@ -278,6 +279,92 @@ def case_worker_gives_back_other():
                lambda: f"both workers killed for what they gave back:\n{d.log_text()[-3000:]}")
     check("gave it back" not in d.log_text(), f"the manager took a record-only job back:\n{d.log_text()[-3000:]}")
     check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def early_daemon(env, worker_fault=None, journal=None):
+    """A daemon whose collectors take 1.5 s longer (a test fault, as a slow file system would),
+    logging at debug level, with a worker idle: each crash's connection goes to that worker while
+    /proc is read."""
+    environ = {"COREDUMPD_TEST_FAULT": "collect-slow", "COREDUMP_SOCKET_LOG_LEVEL": "debug"}
+    if worker_fault:
+        environ["COREDUMP_WORKER_FAULT"] = worker_fault
+    d = env.start(environ=environ, journal=journal)
+    d.wait_idle_workers(1)
+    return d
+
+
+def case_early_handover():
+    """Item 4 of issue 22: a worker idle, the crash's connection goes to it right after the
+    kernel's part of /proc, while the collector reads the rest (made 1.5 s slow here): the worker
+    has received the whole core while the task is still held, the task goes once /proc is read,
+    and DETAILS brings the worker the whole record and the module files. python3 (a real program,
+    dozens of mapped files), in socket and pipe mode: the core stored whole, the stack traces with
+    build-ids, the record and the journal entry with what the collector read."""
+    faults_build()
+    for mode in ("socket", "pipe"):
+        env = Env({"Mode": mode})
+        j = Journal(env)
+        d = early_daemon(env, journal=j)
+        exe = os.path.join(env.base, "python3-crash")
+        os.symlink(os.path.realpath(sys.executable), exe)
+        p = subprocess.Popen([exe, "-c", "import os; os.kill(os.getpid(), 11)"])
+        line = d.wait_log(rf"Crash of PID {p.pid}: its worker has the connection while /proc is read")
+        got = d.wait_log(rf"\(crash of PID {p.pid}\): .*Core received \((\d+) bytes\) before the crash's details")
+        check(p.poll() is None, f"{mode}: the task was released before /proc was read:\n{d.log_text()[-3000:]}")
+        check(p.wait(30) == -signal.SIGSEGV, f"{mode}: python3 ended with {p.returncode}")
+        rec = record_of(env, p.pid)
+        check("COREDUMP_PROCESSING_ERROR" not in rec, f"{mode}: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+        check(rec.get("COREDUMP_CMDLINE") and rec.get("COREDUMP_ENVIRON") and rec.get("COREDUMP_PROC_MAPS"),
+              f"{mode}: the record lacks what the collector read: {sorted(rec)}")
+        msg = rec.get("MESSAGE", b"")
+        check(b"libc.so.6" in msg and b"build-id" in msg, f"{mode}: no module files in the stack traces: {msg[:800]!r}")
+        name = rec.get("COREDUMP_FILENAME", b"").decode()
+        info = elf_core_info(decompress(name, os.path.join(env.base, "early.core")))
+        check(info["type"] == 4 and info["pids"][0] == p.pid and info["signal"] == signal.SIGSEGV,
+              f"{mode}: the stored core is not PID {p.pid}'s: {info}")
+        check(re.search(rf"Crash of PID {p.pid} \(python3-crash, uid 0\): core complete", d.log_text()),
+              f"{mode}: the stored core is not whole:\n{d.log_text()[-3000:]}")
+        entry = j.entry(p.pid)
+        check(entry.get("COREDUMP_CMDLINE") == rec.get("COREDUMP_CMDLINE") and b"libc.so.6" in entry.get("MESSAGE", b""),
+              f"{mode}: the journal entry is not the whole record's: {sorted(entry)}")
+        print(f"observed ({mode}): {line}; {got}; the task released after it")
+        healthy(env, d)
+        check(d.stop() == 0, f"{mode}: daemon did not stop cleanly")
+        j.stop()
+
+
+def case_early_job_faults():
+    """The worker given the connection while /proc is read (collectors made slow) fails before
+    the crash's DETAILS: it gives the job back (the manager kept its copy of the connection: one
+    more worker takes the whole job once /proc is read, and stores the core); it sends RESULT
+    before DETAILS, as a worker the core took over could (killed for it: the crash's record says
+    so, no core); it crashes (the record says so once /proc is read). Each time the task is
+    released, nothing is linked for a lost core, and the next crash is stored."""
+    faults_build()
+    cases = [("giveback", rf"Worker \d+ \(crash of PID {{pid}}\): could not start its job \(.*\), and gave it back", None),
+             ("result", r"Killing worker \d+: sent its result before its crash's details", b"the worker broke the protocol"),
+             ("crash", r"Crash of PID {pid} \(crasher-fault\): the worker (failed|died); core lost, task released",
+              b"the worker")]
+    for fault, pattern, why in cases:
+        env = Env()
+        d = early_daemon(env, fault)
+        pid, rc = crash("segv", exe=faulty_crasher(env))
+        check(rc == -signal.SIGSEGV, f"{fault}: crasher ended with {rc}")
+        check(f"Crash of PID {pid}: its worker has the connection while /proc is read" in d.log_text(),
+              f"{fault}: the job did not go before /proc was read:\n{d.log_text()[-3000:]}")
+        observed(d, pattern.format(pid=pid))
+        rec = record_of(env, pid)
+        cores = [c for c in env.cores() if f".{pid}." in c]
+        if why is None:
+            check("COREDUMP_PROCESSING_ERROR" not in rec and len(cores) == 1,
+                  f"{fault}: the second worker did not store the core: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+            info = elf_core_info(decompress(cores[0], os.path.join(env.base, "again.core")))
+            check(info["pids"][0] == pid, f"{fault}: the stored core is not PID {pid}'s: {info}")
+        else:
+            check(why in rec.get("COREDUMP_PROCESSING_ERROR", b"") and not cores,
+                  f"{fault}: {rec.get('COREDUMP_PROCESSING_ERROR')} {cores}")
+        healthy(env, d)
+        check(d.stop() == 0, f"{fault}: daemon did not stop cleanly")
 
 
 def case_worker_hangs_recording():
