@@ -168,7 +168,8 @@ static void warn_unsafe_suid_dumpable(void) {
 }
 
 /* Each crash in flight holds up to MODULES_MAX module files until its worker's first message
- * after the job (for a core that is not spooled, after the whole stream), for MaxParallel=
+ * after the job, or after DETAILS for a job sent while /proc is read (for a core that is not
+ * spooled, after the whole stream), for MaxParallel=
  * crashes: the soft descriptor limit goes up to the hard one, at most MANAGER_NOFILE_MAX
  * (coredump-socket.service's LimitNOFILE=), as started by hand it is often 1024. The workers set
  * their own (sandbox.c); nothing here uses select(). */

@@ -573,10 +573,14 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
         return 0;
 }
 
-/* The user its worker becomes: the crashing user for a plain user's crash, so that the journal
- * entry is theirs; else ours. */
+/* Whether its worker becomes the crashing user (a plain user's crash), so that the journal entry
+ * is theirs; else it is ours (WorkerUser=). */
+static bool crash_users_own(const Crash *c) {
+        return store_reader_uid(&c->info, &c->meta) != UID_INVALID;
+}
+
 static void crash_worker_ids(const Crash *c, uid_t *ret_uid, gid_t *ret_gid) {
-        bool users_own = store_reader_uid(&c->info, &c->meta) != UID_INVALID;
+        bool users_own = crash_users_own(c);
 
         *ret_uid = users_own ? c->info.ruid : c->manager->worker_uid;
         *ret_gid = users_own ? c->info.rgid : c->manager->worker_gid;
@@ -676,8 +680,7 @@ static void crash_start_early(Crash *c) {
         if (!c->storing || c->no_core_why || c->pidfd < 0 || c->forwarded || c->job_returned)
                 return;
         crash_worker_ids(c, &uid, &gid);
-        w = pool_take_idle(c->manager, uid, gid);
-        if (!w || crash_record_base(c, &c->record) < 0)
+        if (!pool_has_idle(c->manager, uid, gid) || crash_record_base(c, &c->record) < 0)
                 return;
         if (crash_open_output(c) < 0 || !c->storing)
                 return; /* crash_ready_to_stream() opens it again, or says why there is no core */
@@ -685,17 +688,21 @@ static void crash_start_early(Crash *c) {
         record_fd = crash_record_memfd(&c->record);
         if (record_fd < 0)
                 return;
-        crash_job(c, record_fd, uid, gid, &job);
-        job.msg.flags |= JOB_FLAG_DETAILS;
-        r = worker_start_job(w, &job, &crash_worker_ops, c);
-        if (r < 0) { /* that worker was killed; another takes the job after /proc if one may */
-                c->early_error = r == -EAGAIN ? 0 : r;
+        do {
+                w = pool_take_idle(c->manager, uid, gid);
+                if (!w)
+                        return; /* it goes after /proc */
+                crash_job(c, record_fd, uid, gid, &job);
+                job.msg.flags |= JOB_FLAG_DETAILS;
+                r = worker_start_job(w, &job, &crash_worker_ops, c);
+        } while (r == -EAGAIN); /* that one was killed; the next idle one */
+        if (r < 0) { /* killed too: no worker may take it (its ids refused), nor after /proc */
+                c->early_error = r;
                 return;
         }
         c->worker = w;
         c->job_early = true;
-        c->job_uid = uid;
-        c->job_gid = gid;
+        c->job_users_own = crash_users_own(c);
         pool_replace_taken(c->manager);
         log_debug("Crash of PID %d: its worker has the connection while /proc is read", (int) c->info.pid);
 }
@@ -708,20 +715,22 @@ static int crash_send_details(Crash *c) {
         _cleanup_close_ int record_fd = -EBADF;
         const char *why = "could not be given its crash's details";
         const char *lost = "its worker could not be given the crash's details";
-        uid_t uid;
-        gid_t gid;
         int r;
 
         assert(c->worker && c->job_early);
         c->job_early = false;
-        crash_worker_ids(c, &uid, &gid);
-        if (uid != c->job_uid || gid != c->job_gid) {
+        if (crash_users_own(c) != c->job_users_own) {
                 why = "was not its crash's user once /proc was read";
                 lost = "its process could not be confirmed once /proc was read, and its worker had become its user";
                 r = -EPERM;
         } else {
                 record_fd = crash_record_memfd(&c->record);
                 r = record_fd < 0 ? record_fd : worker_send_details(c->worker, record_fd, c->meta.modules);
+        }
+        if (r == -EAGAIN) { /* given back meanwhile: ours is still open, one worker takes the whole job */
+                c->worker = NULL;
+                c->job_returned = true;
+                return crash_start_streaming(c);
         }
         if (r < 0) {
                 worker_kill(TAKE_PTR(c->worker), why);

@@ -87,11 +87,10 @@ typedef struct Crash {
         bool stored_seen;        /* its worker said STORED: the core is written and synced */
         bool job_returned;       /* a worker gave its job back: the next one is its last */
         /* The connection to a worker while /proc is read (JOB_FLAG_DETAILS): its DETAILS is due
-         * once collected; its output was opened for it; the user its worker became. */
+         * once collected; its output was opened for it; whether its worker became the user. */
         bool job_early;
         bool output_ready;
-        uid_t job_uid;
-        gid_t job_gid;
+        bool job_users_own;
         char lost_early[128];    /* its worker was lost before DETAILS: why, said once collected */
         int early_error;         /* its job could not go early, nor can it later (ids refused) */
         MsgResult stored;        /* what it said then (untrusted, checked when used) */

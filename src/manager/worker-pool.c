@@ -728,6 +728,10 @@ Worker *pool_take_idle(Manager *m, uid_t uid, gid_t gid) {
         return w;
 }
 
+bool pool_has_idle(Manager *m, uid_t uid, gid_t gid) {
+        return pool_oldest_idle(m, true, uid, gid) || pool_oldest_idle(m, false, uid, gid);
+}
+
 void pool_replace_taken(Manager *m) {
         if (!pool_oldest_idle(m, false, UID_INVALID, GID_INVALID)) /* (ids unused when not mapped ahead) */
                 pool_fill(m);
@@ -853,6 +857,13 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         return 0;
 }
 
+/* Whether RETURNED is the worker's next message, and one it may send now. */
+static bool returned_queued(Worker *w) {
+        uint32_t type;
+
+        return !w->spool_asked && !w->stored_seen && proto_peek_type(w->control_fd, &type) >= 0 && type == MSG_RETURNED;
+}
+
 int worker_send_details(Worker *w, int record_fd, ModuleSet *modules) {
         _cleanup_close_ int table_fd = module_table_memfd(modules);
         MsgDetails msg = { .hdr = { PROTO_MAGIC, MSG_DETAILS }, .n_modules = modules ? (uint32_t) modules->n : 0 };
@@ -865,11 +876,22 @@ int worker_send_details(Worker *w, int record_fd, ModuleSet *modules) {
                 r = proto_send(w->control_fd, &msg, sizeof msg, fds, DETAILS_FDS);
         if (r >= 0)
                 r = send_modules(w, modules);
+        if (r < 0 && worker_gone_error(r) && returned_queued(w)) {
+                /* it gave the job back and went before this: as on_returned(), but the owner
+                 * kept its own copy of the connection (the one queued is not taken) */
+                log_warning("Worker %d (%s): gave its job back before its crash's details", (int) w->pid, w->label);
+                w->retired = true;
+                worker_spool_return(w);
+                worker_detach(w);
+                worker_finished(w);
+                return -EAGAIN;
+        }
         if (r < 0)
                 return log_warning_errno(r, "Worker %d: could not be sent its crash's details: %m", (int) w->pid);
         /* as with a job's: ours go at its next message but RETURNED (or its end) */
         w->modules = modules;
         w->details_due = false;
+        worker_watchdog_start(w); /* watched again (not while it waited for this) */
         return 0;
 }
 

@@ -133,6 +133,8 @@ void pool_fill(Manager *m);
 /* An idle worker for a job of uid and gid, the one that waited longest, or NULL (then one is
  * being started): one mapped ahead to that user if there is one, else one not mapped yet. */
 Worker *pool_take_idle(Manager *m, uid_t uid, gid_t gid);
+/* Whether pool_take_idle() would find one now (nothing is started if not). */
+bool pool_has_idle(Manager *m, uid_t uid, gid_t gid);
 /* After a worker took its job (the job no longer waits): a new spare at once if no spare that any
  * user's crash may take (one not mapped ahead) is idle; otherwise the pool is filled again when
  * the worker exits, so that a worker being made does not take a CPU from the job whose task is
@@ -147,7 +149,8 @@ void pool_replace_taken(Manager *m);
 int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *owner);
 /* DETAILS, to a busy worker whose job was sent with JOB_FLAG_DETAILS: the crash's whole record
  * and its module files (the caller's; closed as a job's are, once the worker has them for good).
- * On failure the caller kills the worker. */
+ * -EAGAIN: the worker had given the job back and gone (its RETURNED unread: the owner is not told,
+ * the connection queued with it not taken). On another failure the caller kills the worker. */
 int worker_send_details(Worker *w, int record_fd, ModuleSet *modules);
 /* Tells the worker the final facts; it writes the journal entry and answers RECORDED. */
 int worker_commit(Worker *w, const CoreFacts *facts);

@@ -30,7 +30,9 @@
  *   manager DETAILS   (a JOB_FLAG_DETAILS job only, sent as soon as /proc is read, at any point
  *                     until RESULT: before, during or after SPOOL and GRANT) [record memfd,
  *                     module table memfd] in place of the job's provisional record and empty
- *                     table, then their MODULES; the worker takes them after its core
+ *                     table, then their MODULES; the worker takes them when they come (between
+ *                     two chunks of the core, between its SPOOL and the GRANT, or after the
+ *                     core); STORED and RESULT only after them
  *   worker  RETURNED  (instead of all that follows, before a byte of the core is read) the job
  *                     could not be started here: [connection] back, for another worker (the
  *                     worker exits)
