@@ -285,7 +285,7 @@ static int collect(const CollectInput *in, CollectShared *sh) {
 }
 
 #ifdef MANAGER_TEST_FAULTS
-#define FAULT_COLLECT_SLOW_MSEC 1500
+#define FAULT_COLLECT_SLOW_MSEC 3000
 /* Test builds only (meson -Dworker-test-faults=true): COREDUMPD_TEST_FAULT=collect-slow makes
  * each collection take FAULT_COLLECT_SLOW_MSEC longer, as a slow file system would. */
 static void fault_collect_slow(void) {
