@@ -56,7 +56,7 @@ def main():
     for rnd in range(a.runs + 1):  # round 0 warms up
         for name in results:
             cdtest.write_file(cdtest.CORE_PATTERN, "@@" + socks[name])
-            ms, _ = crash_once(crasher, ["mem", str(a.mib)])
+            ms, *_ = crash_once(crasher, ["mem", str(a.mib)])
             if rnd > 0:
                 results[name].append(ms)
         for f in os.listdir(os.path.join(base, "store")):
