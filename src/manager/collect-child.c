@@ -22,6 +22,7 @@
 #include "fd-util.h"
 #include "macro.h"
 #include "modules.h"
+#include "test-fault.h"
 
 const char *collect_step_to_string(CollectStep step) {
         static const char *const table[_COLLECT_STEP_MAX] = {
@@ -289,9 +290,7 @@ static int collect(const CollectInput *in, CollectShared *sh) {
 /* Test builds only (meson -Dworker-test-faults=true): COREDUMPD_TEST_FAULT=collect-slow makes
  * each collection take FAULT_COLLECT_SLOW_MSEC longer, as a slow file system would. */
 static void fault_collect_slow(void) {
-        const char *f = getenv("COREDUMPD_TEST_FAULT");
-
-        if (f && strcmp(f, "collect-slow") == 0)
+        if (test_fault_is("collect-slow"))
                 (void) poll(NULL, 0, FAULT_COLLECT_SLOW_MSEC);
 }
 #else

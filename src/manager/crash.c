@@ -19,6 +19,7 @@
 #include "policy.h"
 #include "record-fields.h"
 #include "store.h"
+#include "test-fault.h"
 #include "time-util.h"
 #include "verify.h"
 #include "worker-pool.h"
@@ -370,20 +371,29 @@ static int crash_open_output(Crash *c) {
  * arming a crash's stream deadline fail once, as an allocation failure would, after its output
  * was opened: the crash is then recorded without a core, and nothing of the first try stays. */
 static bool fault_stream_timer(Crash *c) {
-        const char *f = getenv("COREDUMPD_TEST_FAULT");
-
-        if (!f || strcmp(f, "stream-timer") != 0 || c->fault_fired)
+        if (!test_fault_is("stream-timer") || c->fault_fired)
                 return false;
         c->fault_fired = true;
         return true;
 }
+
+/* COREDUMPD_TEST_FAULT=no-early: every job goes after /proc, as without a worker idle (for the
+ * tests of what a job after /proc does). */
+static bool fault_no_early(void) {
+        return test_fault_is("no-early");
+}
 #else
+static bool fault_no_early(void) {
+        return false;
+}
+
 static bool fault_stream_timer(Crash *c) {
         return false;
 }
 #endif
 
 static int crash_send_details(Crash *c);
+static bool crash_users_own(const Crash *c);
 
 static int crash_ready_to_stream(Crash *c) {
         int r;
@@ -414,7 +424,7 @@ static int crash_ready_to_stream(Crash *c) {
                 return r;
         }
         c->state = CRASH_WAIT_WORKER;
-        if (c->early_error < 0)
+        if (c->early_error < 0 && crash_users_own(c) == c->job_users_own)
                 return c->early_error; /* no worker may take it: its ids were refused when it went early */
         return c->job_early ? crash_send_details(c) : crash_start_streaming(c);
 }
@@ -629,28 +639,41 @@ static void crash_job(Crash *c, int record_fd, uid_t uid, gid_t gid, WorkerJob *
 
 static const WorkerJobOps crash_worker_ops;
 
-static int crash_start_streaming(Crash *c) {
-        _cleanup_close_ int record_fd = -EBADF;
+/* Hands the job to an idle worker (the next one if that one was gone), with the record in a memfd
+ * made for the first: 1 if one took it (*ret), 0 if none is idle (one is being started), or the
+ * error that stopped it. */
+static int crash_hand_job(Crash *c, int *record_fd, uint32_t flags, Worker **ret) {
         WorkerJob job;
-        Worker *w;
         uid_t uid;
         gid_t gid;
         int r;
 
         crash_worker_ids(c, &uid, &gid);
         do {
-                w = pool_take_idle(c->manager, uid, gid);
+                Worker *w = pool_take_idle(c->manager, uid, gid);
+
                 if (!w)
-                        return 0; /* stays CRASH_WAIT_WORKER; dispatched when a worker is READY */
-                if (record_fd < 0)
-                        record_fd = crash_record_memfd(&c->record);
-                if (record_fd < 0)
-                        return record_fd;
-                crash_job(c, record_fd, uid, gid, &job);
+                        return 0;
+                if (*record_fd < 0 && (*record_fd = crash_record_memfd(&c->record)) < 0)
+                        return *record_fd;
+                crash_job(c, *record_fd, uid, gid, &job);
+                job.msg.flags |= flags;
                 r = worker_start_job(w, &job, &crash_worker_ops, c);
+                if (r >= 0) {
+                        *ret = w;
+                        return 1;
+                }
         } while (r == -EAGAIN); /* that one was killed; the next idle one, or wait for one */
-        if (r < 0)
-                return r;
+        return r;
+}
+
+static int crash_start_streaming(Crash *c) {
+        _cleanup_close_ int record_fd = -EBADF;
+        Worker *w;
+        int r = crash_hand_job(c, &record_fd, 0, &w);
+
+        if (r <= 0)
+                return r; /* 0: stays CRASH_WAIT_WORKER; dispatched when a worker is READY */
         c->worker = w;
         /* The worker holds the only copy now: when it closes it, or dies, the task goes free. But
          * a crash going into its container keeps the task until the container's collector took
@@ -667,17 +690,16 @@ static int crash_start_streaming(Crash *c) {
  * connection holds it until then). Only for a core to be stored, by a worker idle now, of a
  * process the kernel's pidfd pins; the record the job carries is what the kernel's part of /proc
  * said, DETAILS brings the rest (crash_send_details()). Otherwise, or if anything fails here, the
- * job goes after /proc as before. */
+ * job goes after /proc as before (its ids refused: it fails there too, as it would have). */
 static void crash_start_early(Crash *c) {
         _cleanup_close_ int record_fd = -EBADF;
-        WorkerJob job;
         Worker *w;
         uid_t uid;
         gid_t gid;
         int r;
 
         assert(!c->worker && !c->collected);
-        if (!c->storing || c->no_core_why || c->pidfd < 0 || c->forwarded || c->job_returned)
+        if (!c->storing || c->no_core_why || c->pidfd < 0 || c->forwarded || c->job_returned || fault_no_early())
                 return;
         crash_worker_ids(c, &uid, &gid);
         if (!pool_has_idle(c->manager, uid, gid) || crash_record_base(c, &c->record) < 0)
@@ -688,21 +710,14 @@ static void crash_start_early(Crash *c) {
         record_fd = crash_record_memfd(&c->record);
         if (record_fd < 0)
                 return;
-        do {
-                w = pool_take_idle(c->manager, uid, gid);
-                if (!w)
-                        return; /* it goes after /proc */
-                crash_job(c, record_fd, uid, gid, &job);
-                job.msg.flags |= JOB_FLAG_DETAILS;
-                r = worker_start_job(w, &job, &crash_worker_ops, c);
-        } while (r == -EAGAIN); /* that one was killed; the next idle one */
-        if (r < 0) { /* killed too: no worker may take it (its ids refused), nor after /proc */
+        c->job_users_own = crash_users_own(c);
+        r = crash_hand_job(c, &record_fd, JOB_FLAG_DETAILS, &w);
+        if (r == -EPERM) /* its ids refused: by every worker, also after /proc (if still its user) */
                 c->early_error = r;
-                return;
-        }
+        if (r <= 0)
+                return; /* none idle, or an error of ours: it goes after /proc */
         c->worker = w;
         c->job_early = true;
-        c->job_users_own = crash_users_own(c);
         pool_replace_taken(c->manager);
         log_debug("Crash of PID %d: its worker has the connection while /proc is read", (int) c->info.pid);
 }
@@ -734,7 +749,7 @@ static int crash_send_details(Crash *c) {
         }
         if (r < 0) {
                 worker_kill(TAKE_PTR(c->worker), why);
-                crash_worker_lost(c, lost);
+                crash_worker_lost(c, r == -ECONNRESET ? "the worker died" : lost);
                 return 0;
         }
         if (!c->forward || !c->storing)

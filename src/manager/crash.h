@@ -41,6 +41,9 @@ typedef enum CrashAfterCollect {
 
 typedef struct Collector Collector;
 
+/* Why a worker was lost, as kept until the record can say it (the pool's and crash.c's reasons) */
+#define LOST_WHY_MAX 128U
+
 typedef struct Crash {
         Manager *manager;
         uint64_t id;
@@ -87,12 +90,13 @@ typedef struct Crash {
         bool stored_seen;        /* its worker said STORED: the core is written and synced */
         bool job_returned;       /* a worker gave its job back: the next one is its last */
         /* The connection to a worker while /proc is read (JOB_FLAG_DETAILS): its DETAILS is due
-         * once collected; its output was opened for it; whether its worker became the user. */
+         * once collected; its output was opened for it; whether its worker became the user (or
+         * would have, had its ids not been refused). */
         bool job_early;
         bool output_ready;
         bool job_users_own;
-        char lost_early[128];    /* its worker was lost before DETAILS: why, said once collected */
-        int early_error;         /* its job could not go early, nor can it later (ids refused) */
+        char lost_early[LOST_WHY_MAX]; /* its worker was lost before DETAILS: why, said once collected */
+        int early_error;         /* its job could not go early, nor can it later (its ids refused) */
         MsgResult stored;        /* what it said then (untrusted, checked when used) */
         bool forwarded;          /* the host's collector forwarded it here (receive.c) */
         Record forwarded_fields; /* what it sent: kept where this machine's /proc says nothing */

@@ -26,6 +26,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "pidfd-util.h"
+#include "test-fault.h"
 #include "uid-class.h"
 #include "fd-util.h"
 #include "worker-log.h"
@@ -324,6 +325,33 @@ int worker_commit(Worker *w, const CoreFacts *facts) {
         return 0;
 }
 
+#ifdef MANAGER_TEST_FAULTS
+/* Test builds only: COREDUMPD_TEST_FAULT=grant-after-details holds the GRANT to a worker whose
+ * DETAILS is due until they are sent, so that it finds them before its GRANT. True if held. */
+static bool fault_grant_hold(Worker *w, const MsgSpool *grant) {
+        if (!w->details_due || !test_fault_is("grant-after-details"))
+                return false;
+        w->fault_grant = *grant;
+        w->fault_grant_held = true;
+        return true;
+}
+
+static int fault_grant_release(Worker *w) {
+        if (!w->fault_grant_held)
+                return 0;
+        w->fault_grant_held = false;
+        return proto_send(w->control_fd, &w->fault_grant, sizeof w->fault_grant, NULL, 0);
+}
+#else
+static bool fault_grant_hold(Worker *w, const MsgSpool *grant) {
+        return false;
+}
+
+static int fault_grant_release(Worker *w) {
+        return 0;
+}
+#endif
+
 /* SPOOL: as much as asked, as far as its ceiling and what SpoolMax= has left allow. */
 static void on_spool(Worker *w) {
         Manager *m = w->manager;
@@ -346,6 +374,8 @@ static void on_spool(Worker *w) {
         m->spool_held += grant.bytes;
         log_debug("Worker %d: %" PRIu64 " bytes of spool granted (%" PRIu64 " asked)", (int) w->pid, grant.bytes,
                   ask.bytes);
+        if (fault_grant_hold(w, &grant))
+                return;
         r = proto_send(w->control_fd, &grant, sizeof grant, NULL, 0);
         if (r < 0)
                 worker_fail(w, "could not be sent its spool", "the worker failed");
@@ -770,9 +800,8 @@ static int send_modules(Worker *w, const ModuleSet *mods) {
  * dies at that moment. */
 static void fault_job_send(Worker *w) {
         static bool fired;
-        const char *f = getenv("COREDUMPD_TEST_FAULT");
 
-        if (fired || !f || strcmp(f, "job-send") != 0)
+        if (fired || !test_fault_is("job-send"))
                 return;
         fired = true;
         (void) pidfd_send_sig(w->pidfd, SIGKILL);
@@ -782,9 +811,7 @@ static void fault_job_send(Worker *w) {
 /* COREDUMPD_TEST_FAULT=map-refused: no job's ids can be mapped into a worker then (mapping
  * ahead still works), as a uid that is not ours to map is refused (EPERM). */
 static bool fault_map_refused(void) {
-        const char *f = getenv("COREDUMPD_TEST_FAULT");
-
-        return f && strcmp(f, "map-refused") == 0;
+        return test_fault_is("map-refused");
 }
 #else
 static void fault_job_send(Worker *w) {
@@ -876,18 +903,23 @@ int worker_send_details(Worker *w, int record_fd, ModuleSet *modules) {
                 r = proto_send(w->control_fd, &msg, sizeof msg, fds, DETAILS_FDS);
         if (r >= 0)
                 r = send_modules(w, modules);
+        if (r >= 0)
+                r = fault_grant_release(w);
         if (r < 0 && worker_gone_error(r) && returned_queued(w)) {
                 /* it gave the job back and went before this: as on_returned(), but the owner
                  * kept its own copy of the connection (the one queued is not taken) */
                 log_warning("Worker %d (%s): gave its job back before its crash's details", (int) w->pid, w->label);
+                (void) pidfd_send_sig(w->pidfd, SIGKILL); /* nothing it kept reads on beside the next one */
                 w->retired = true;
                 worker_spool_return(w);
                 worker_detach(w);
                 worker_finished(w);
                 return -EAGAIN;
         }
-        if (r < 0)
-                return log_warning_errno(r, "Worker %d: could not be sent its crash's details: %m", (int) w->pid);
+        if (r < 0) {
+                log_warning_errno(r, "Worker %d: could not be sent its crash's details: %m", (int) w->pid);
+                return worker_gone_error(r) ? -ECONNRESET : r;
+        }
         /* as with a job's: ours go at its next message but RETURNED (or its end) */
         w->modules = modules;
         w->details_due = false;

@@ -117,6 +117,10 @@ typedef struct Worker {
         bool stored_seen;        /* STORED comes once, after SPOOL and before RESULT */
         bool result_seen;        /* RESULT came: nothing more until COMMIT */
         bool details_due;        /* a JOB_FLAG_DETAILS job's DETAILS not sent yet: no STORED, no RESULT */
+#ifdef MANAGER_TEST_FAULTS
+        bool fault_grant_held;   /* test builds: its GRANT held until DETAILS (grant-after-details) */
+        MsgSpool fault_grant;
+#endif
         ModuleSet *modules;      /* its job's (the owner's), until worker_release_modules() */
         ConnId conn;             /* its job's connection at the send, which only RETURNED may */
         bool conn_known;         /* bring back (unknown: nothing may) */
@@ -150,7 +154,8 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
 /* DETAILS, to a busy worker whose job was sent with JOB_FLAG_DETAILS: the crash's whole record
  * and its module files (the caller's; closed as a job's are, once the worker has them for good).
  * -EAGAIN: the worker had given the job back and gone (its RETURNED unread: the owner is not told,
- * the connection queued with it not taken). On another failure the caller kills the worker. */
+ * the connection queued with it not taken); -ECONNRESET: it is gone (died) otherwise. On any
+ * failure but -EAGAIN the caller kills the worker. */
 int worker_send_details(Worker *w, int record_fd, ModuleSet *modules);
 /* Tells the worker the final facts; it writes the journal entry and answers RECORDED. */
 int worker_commit(Worker *w, const CoreFacts *facts);

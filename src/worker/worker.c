@@ -106,8 +106,8 @@ static int load_record(int fd, Record *ret) {
         return r; /* 0 if well-formed to the end */
 }
 
-/* A JOB_FLAG_DETAILS job's DETAILS, taken when it comes: between SPOOL and GRANT, or once the
- * core is in. Its record replaces the job's provisional one, its module files the job's none. */
+/* A JOB_FLAG_DETAILS job's DETAILS, taken when it comes: between two chunks of the core, between
+ * SPOOL and GRANT, or once the core is in. Its record replaces the job's provisional one, its module files the job's none. */
 static struct {
         bool pending;      /* a JOB_FLAG_DETAILS job whose DETAILS is still to come */
         int error;         /* it came, and could not be taken: the job fails once its core is in */
@@ -166,6 +166,7 @@ static int take_details(void) {
         r = next_msg_type(&type);
         if (r < 0 || type != MSG_DETAILS)
                 return r == -EBADMSG ? 0 : r; /* (wait_msg() says what is wrong with it) */
+        log_debug("The crash's details came before the spool's GRANT");
         return receive_details();
 }
 
