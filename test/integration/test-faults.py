@@ -205,11 +205,14 @@ def case_worker_gives_back():
     """The first worker given a crash cannot start its job (a sandbox it cannot enter, memory it
     cannot have; here a fault of the test build): it gives the connection back before reading a
     byte, and the next worker stores the core whole, with the module files for its stack traces.
-    python3, so dozens of them; in socket mode and in pipe mode (the kernel's pipe given back)."""
+    python3, so dozens of them; in socket mode and in pipe mode (the kernel's pipe given back).
+    The job goes after /proc (a manager fault: no-early), as when no worker is idle before, so
+    the module files go back to the crash with the connection (a job given back while /proc is
+    read: faults-early_job_faults)."""
     faults_build()
     for mode in ("socket", "pipe"):
         env = Env({"Mode": mode})
-        d = env.start(environ={"COREDUMP_WORKER_FAULT": "giveback"})
+        d = env.start(environ={"COREDUMP_WORKER_FAULT": "giveback", "COREDUMPD_TEST_FAULT": "no-early"})
         pid = python_fault(env)
         observed(d, r"Worker \d+ \(crash of PID %d\): could not start its job \(.*\), and gave it back" % pid)
         rec = record_of(env, pid)
@@ -299,8 +302,9 @@ def case_early_handover():
     kernel's part of /proc, while the collector reads the rest (made 3 s slow here): the worker
     has received the whole core while the task is still held, the task goes once /proc is read,
     and DETAILS brings the worker the whole record and the module files. python3 (a real program,
-    dozens of mapped files), in socket and pipe mode: the core stored whole, the stack traces with
-    build-ids, the record and the journal entry with what the collector read."""
+    dozens of mapped files), in socket and pipe mode: the core stored whole, its top frame named
+    from libc's own symbols (its module file), the record and the journal entry with what the
+    collector read."""
     faults_build()
     for mode in ("socket", "pipe"):
         env = Env({"Mode": mode})
@@ -336,6 +340,34 @@ def case_early_handover():
         healthy(env, d)
         check(d.stop() == 0, f"{mode}: daemon did not stop cleanly")
         j.stop()
+
+
+def case_early_details_before_grant():
+    """The worker given the connection while /proc is read asks for spool room (python3's core
+    is larger than the room that comes with a job), and the manager's DETAILS reaches it before
+    the GRANT (a test fault holds the GRANT until DETAILS is sent, as a busy manager's loop may
+    order them): the worker takes DETAILS, then its GRANT, spools the core and stores it with the
+    module files' stack traces. Socket mode, python3."""
+    faults_build()
+    env = Env()
+    d = env.start(environ={"COREDUMPD_TEST_FAULT": "grant-after-details", "COREDUMP_SOCKET_LOG_LEVEL": "debug"})
+    d.wait_idle_workers(1)
+    exe = os.path.join(env.base, "python3-crash")
+    os.symlink(os.path.realpath(sys.executable), exe)
+    p = subprocess.Popen([exe, "-c", "import os; os.kill(os.getpid(), 11)"])
+    check(p.wait(60) == -signal.SIGSEGV, f"python3 ended with {p.returncode}")
+    d.wait_log(rf"Crash of PID {p.pid}: its worker has the connection while /proc is read")
+    line = d.wait_log(rf"\(crash of PID {p.pid}\): .*The crash's details came before the spool's GRANT")
+    rec = record_of(env, p.pid)
+    check("COREDUMP_PROCESSING_ERROR" not in rec, f"{rec.get('COREDUMP_PROCESSING_ERROR')}")
+    check(re.search(rb"#0 +0x[0-9a-f]+ kill \(libc\.so\.6 \+ 0x", rec.get("MESSAGE", b"")),
+          f"no module files in the stack traces: {rec.get('MESSAGE', b'')[:800]!r}")
+    spooled = d.wait_log(rf"Crash of PID {p.pid}: (\d+) bytes spooled, compressed after the release")
+    name = rec.get("COREDUMP_FILENAME", b"").decode()
+    info = elf_core_info(decompress(name, os.path.join(env.base, "grant.core")))
+    check(info["type"] == 4 and info["pids"][0] == p.pid, f"the stored core is not PID {p.pid}'s: {info}")
+    print(f"observed: {line}; {spooled}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
 
 
 def case_early_job_faults():

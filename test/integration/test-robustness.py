@@ -288,11 +288,13 @@ def case_job_send_lost():
     """The worker given a crash dies as its job is sent (a fault of the test build kills it just
     before): the crash goes to the next idle worker, with its connection, output file and every
     module file, and is stored whole. A real program (python3, dozens of mapped files) as root,
-    so the first worker is the one mapped ahead and the second is mapped on the spot."""
+    so the first worker is the one mapped ahead and the second is mapped on the spot. The job
+    goes after /proc (another fault: no-early), as when no worker is idle before: with its module
+    files (the early handover's own failures: faults-early_job_faults)."""
     if os.environ.get("CDS_WORKER_FAULTS") != "1":
         cdtest.skip("needs a build with -Dworker-test-faults=true (the sanitizer build of tools/run-tests.sh)")
     env = Env()
-    d = env.start(environ={"COREDUMPD_TEST_FAULT": "job-send"})
+    d = env.start(environ={"COREDUMPD_TEST_FAULT": "job-send,no-early"})
     spares = d.wait_idle_workers(2)
     pid = python_crash("job-send")
     line = d.wait_log(r"Worker (\d+): could not be sent its job: .*")
