@@ -31,6 +31,9 @@ WORKER_COMM = "coredump-worker"
 DEFAULT_CAP = 4
 # workers a MaxParallel= refusal window starts for records (its first refusal's)
 CAP_RECORD_WORKERS = 1
+# held_workers(): samples this far apart, over more than the stopper's blip period (0.5 s)
+HELD_SAMPLES = 7
+HELD_SPACING = 0.1
 
 # Run as the test user: SIGSTOPs every coredump-worker that runs as this user, as soon as it
 # does (kill() is refused for the others), for argv[1] seconds. A process not (yet) called
@@ -152,9 +155,9 @@ def launch_attack(programs):
     return attack
 
 
-def stopped_workers(uid):
-    """The coredump-workers of uid that are stopped (state T)."""
-    out = []
+def user_workers(uid):
+    """The coredump-workers of uid: {pid: state letter}."""
+    out = {}
     for d in glob.glob("/proc/[0-9]*"):
         try:
             if read_file(f"{d}/comm") != WORKER_COMM:
@@ -162,9 +165,28 @@ def stopped_workers(uid):
             status = read_file(f"{d}/status")
         except OSError:
             continue
-        if re.search(rf"^Uid:\s+{uid}\s", status, re.M) and re.search(r"^State:\s+T", status, re.M):
-            out.append(int(os.path.basename(d)))
+        state = re.search(r"^State:\s+(\S)", status, re.M)
+        if re.search(rf"^Uid:\s+{uid}\s", status, re.M) and state:
+            out[int(os.path.basename(d))] = state.group(1)
     return out
+
+
+def stopped_workers(uid):
+    """The coredump-workers of uid that are stopped (state T) right now."""
+    return [pid for pid, state in user_workers(uid).items() if state == "T"]
+
+
+def held_workers(uid):
+    """The coredump-workers of uid that the stopper holds: found stopped at one of HELD_SAMPLES
+    samples over more than one of its blips, and still there after them. One sample is not
+    enough: a worker the stopper has just continued for a moment shows as running until it has
+    been on a CPU again to stop, which on a loaded machine may take a while."""
+    seen = set()
+    for i in range(HELD_SAMPLES):
+        if i:
+            time.sleep(HELD_SPACING)
+        seen.update(stopped_workers(uid))
+    return sorted(seen & set(user_workers(uid)))
 
 
 def stored(env, pid):
@@ -205,17 +227,19 @@ def case_frozen_workers():
     # the attack settles: no crash of the user left that was not refused or given a worker, and
     # at least as many of their workers stopped as the default cap lets them have
     def settled():
-        n = len(stopped_workers(user.pw_uid))
-        time.sleep(1)
-        return n >= DEFAULT_CAP and n == len(stopped_workers(user.pw_uid)) and n
+        n = len(held_workers(user.pw_uid))
+        time.sleep(0.5)
+        return n >= DEFAULT_CAP and n == len(held_workers(user.pw_uid)) and n
     n_stopped = wait_until(settled, 30, lambda: f"the test user's workers to be stopped:\n{d.log_text()[-3000:]}")
     root_pid, root_s = victim_crash(env, exes["victim-root"])
     other_pid, other_s = victim_crash(env, exes["victim-user"], other, other)
-    still = len(stopped_workers(user.pw_uid))
+    held = held_workers(user.pw_uid)
+    still = len(held)
     check(time.monotonic() - t_attack < STALL, "the victims came after the watchdog's time: the test proves nothing")
     # the user's DEFAULT_CAP streaming workers stay stopped; a worker that only writes a refused
     # crash's record may finish in a moment the stopper continues it, so n_stopped may drop by those
-    check(still >= DEFAULT_CAP, f"{n_stopped} workers were stopped, {still} still are: the attack was not in effect")
+    check(still >= DEFAULT_CAP, f"{n_stopped} workers were stopped, {still} still are ({held}; the user's workers "
+          f"now: {user_workers(user.pw_uid)}): the attack was not in effect\n{d.log_text()[-3000:]}")
     print(f"attack: {n_stopped} workers of uid {user.pw_uid} stopped; root's crash stored in {root_s:.2f} s, "
           f"uid {other}'s in {other_s:.2f} s")
 
@@ -264,9 +288,9 @@ def case_root_reserve():
     launch_attack([(exes[n], int(n.split("-")[1]), int(n.split("-")[1])) for n in names])
 
     def held():
-        n = sum(len(stopped_workers(u)) for u in uids)
-        time.sleep(1)
-        return n >= 8 and n == sum(len(stopped_workers(u)) for u in uids) and n
+        n = sum(len(held_workers(u)) for u in uids)
+        time.sleep(0.5)
+        return n >= 8 and n == sum(len(held_workers(u)) for u in uids) and n
     n = wait_until(held, 60, lambda: f"the attackers' workers to be stopped:\n{d.log_text()[-3000:]}")
     root_pid, root_s = victim_crash(env, exes["victim-root"])
     print(f"observed: {n} workers of {len(uids)} uids stopped; root's crash stored in {root_s:.2f} s")
