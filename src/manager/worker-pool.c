@@ -115,7 +115,10 @@ static void worker_finished(Worker *w) {
         w->control_fd = safe_close(w->control_fd);
 }
 
+static void fault_events_release(Worker *w);
+
 void worker_kill(Worker *w, const char *why) {
+        fault_events_release(w); /* its end is still to be reaped */
         log_warning("Killing worker %d: %s", (int) w->pid, why);
         (void) pidfd_send_sig(w->pidfd, SIGKILL);
         worker_detach(w);
@@ -342,6 +345,25 @@ static int fault_grant_release(Worker *w) {
         w->fault_grant_held = false;
         return proto_send(w->control_fd, &w->fault_grant, sizeof w->fault_grant, NULL, 0);
 }
+
+/* COREDUMPD_TEST_FAULT=early-unread: nothing of a worker whose DETAILS is due (its messages, its
+ * end) is read until DETAILS is sent, as when both come in the loop's iteration that sends it. */
+static void fault_events_hold(Worker *w) {
+        if (!w->details_due || !test_fault_is("early-unread") ||
+            sd_event_source_get_enabled(w->child_source, &w->fault_child_enabled) < 0)
+                return;
+        (void) sd_event_source_set_enabled(w->control_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(w->child_source, SD_EVENT_OFF);
+        w->fault_events_held = true;
+}
+
+static void fault_events_release(Worker *w) {
+        if (!w->fault_events_held)
+                return;
+        w->fault_events_held = false;
+        (void) sd_event_source_set_enabled(w->control_source, SD_EVENT_ON);
+        (void) sd_event_source_set_enabled(w->child_source, w->fault_child_enabled);
+}
 #else
 static bool fault_grant_hold(Worker *w, const MsgSpool *grant) {
         return false;
@@ -349,6 +371,12 @@ static bool fault_grant_hold(Worker *w, const MsgSpool *grant) {
 
 static int fault_grant_release(Worker *w) {
         return 0;
+}
+
+static void fault_events_hold(Worker *w) {
+}
+
+static void fault_events_release(Worker *w) {
 }
 #endif
 
@@ -876,6 +904,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         /* the worker has its copies now; ours go at its first message but RETURNED (or its end) */
         w->modules = job->modules;
         w->details_due = job->msg.flags & JOB_FLAG_DETAILS;
+        fault_events_hold(w);
         w->state = WORKER_BUSY;
         w->ops = ops;
         w->owner = owner;
@@ -898,6 +927,7 @@ int worker_send_details(Worker *w, int record_fd, ModuleSet *modules) {
         int r;
 
         assert(w->state == WORKER_BUSY && !w->modules);
+        fault_events_release(w); /* (read in a later iteration of the loop) */
         r = table_fd;
         if (r >= 0)
                 r = proto_send(w->control_fd, &msg, sizeof msg, fds, DETAILS_FDS);

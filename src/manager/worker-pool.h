@@ -120,6 +120,8 @@ typedef struct Worker {
 #ifdef MANAGER_TEST_FAULTS
         bool fault_grant_held;   /* test builds: its GRANT held until DETAILS (grant-after-details) */
         MsgSpool fault_grant;
+        bool fault_events_held;  /* test builds: its messages and end unread until DETAILS (early-unread) */
+        int fault_child_enabled; /* its end's event source as it was before */
 #endif
         ModuleSet *modules;      /* its job's (the owner's), until worker_release_modules() */
         ConnId conn;             /* its job's connection at the send, which only RETURNED may */

@@ -284,11 +284,12 @@ def case_worker_gives_back_other():
     check(d.stop() == 0, "daemon did not stop cleanly")
 
 
-def early_daemon(env, worker_fault=None, journal=None):
+def early_daemon(env, worker_fault=None, journal=None, manager_faults=()):
     """A daemon whose collectors take 3 s longer (a test fault, as a slow file system would),
     logging at debug level, with a worker idle: each crash's connection goes to that worker while
-    /proc is read."""
-    environ = {"COREDUMPD_TEST_FAULT": "collect-slow", "COREDUMP_SOCKET_LOG_LEVEL": "debug",
+    /proc is read. manager_faults: more of the manager's test faults."""
+    environ = {"COREDUMPD_TEST_FAULT": ",".join(("collect-slow",) + tuple(manager_faults)),
+               "COREDUMP_SOCKET_LOG_LEVEL": "debug",
                "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0"}
     if worker_fault:
         environ["COREDUMP_WORKER_FAULT"] = worker_fault
@@ -402,6 +403,38 @@ def case_early_job_faults():
                   f"{fault}: {rec.get('COREDUMP_PROCESSING_ERROR')} {cores}")
         healthy(env, d)
         check(d.stop() == 0, f"{fault}: daemon did not stop cleanly")
+
+
+def case_early_returned_unread():
+    """The worker given the connection while /proc is read gives the job back and exits, and the
+    manager has read neither its RETURNED nor its end when /proc is read (a test fault holds both
+    until DETAILS, as when all three come in one iteration of the manager's loop): DETAILS cannot
+    be sent, the RETURNED queued says why, and one more worker takes the whole job with the
+    manager's own copy of the connection. python3: the core stored whole, its top frame named from
+    libc's own symbols (the module files went to the second worker with its job)."""
+    faults_build()
+    env = Env()
+    d = early_daemon(env, "giveback", manager_faults=("early-unread",))
+    pid = python_fault(env)
+    check(f"Crash of PID {pid}: its worker has the connection while /proc is read" in d.log_text(),
+          f"the job did not go before /proc was read:\n{d.log_text()[-3000:]}")
+    line = d.wait_log(r"Worker \d+ \(crash of PID %d\): gave its job back before its crash's details" % pid)
+    rec = record_of(env, pid)
+    check("COREDUMP_PROCESSING_ERROR" not in rec, f"{rec.get('COREDUMP_PROCESSING_ERROR')}")
+    check(re.search(rb"#0 +0x[0-9a-f]+ kill \(libc\.so\.6 \+ 0x", rec.get("MESSAGE", b"")),
+          f"no module files in the stack traces: {rec.get('MESSAGE', b'')[:800]!r}")
+    name = rec.get("COREDUMP_FILENAME", b"").decode()
+    info = elf_core_info(decompress(name, os.path.join(env.base, "unread.core")))
+    check(info["type"] == 4 and info["pids"][0] == pid and info["signal"] == signal.SIGSEGV,
+          f"the stored core is not PID {pid}'s: {info}")
+    check(re.search(rf"Crash of PID {pid} \(crasher-fault, uid 0\): core complete", d.log_text()),
+          f"the stored core is not whole:\n{d.log_text()[-3000:]}")
+    log = d.log_text()
+    check(log.count("gave its job back before its crash's details") == 1 and "gave it back" not in log
+          and "core lost" not in log, f"one worker should have given the job back, unread:\n{log[-3000:]}")
+    print(f"observed: {line}; the core stored by the next worker")
+    healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
 
 
 def case_worker_hangs_recording():
