@@ -16,8 +16,9 @@ import subprocess
 import sys
 import time
 
-from cdtest import (CORE_PATTERN, CRASHER, Env, Journal, check, crash, decompress, elf_core_info, read_exports, read_file,
-                    run_cases, skip, start_crash, slow_crash_in_flight, wait_until, write_file)
+from cdtest import (CORE_PATTERN, CRASHER, USER_PYTHON, Env, Journal, as_uid, check, crash, decompress, elf_core_info,
+                    read_exports, read_file, run_cases, skip, start_crash, slow_crash_in_flight, test_user, wait_until,
+                    write_file)
 
 
 def observed(d, pattern):
@@ -433,6 +434,36 @@ def case_early_returned_unread():
     check(log.count("gave its job back before its crash's details") == 1 and "gave it back" not in log
           and "core lost" not in log, f"one worker should have given the job back, unread:\n{log[-3000:]}")
     print(f"observed: {line}; the core stored by the next worker")
+    healthy(env, d)
+    check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+def case_early_unconfirmed():
+    """A user's crash goes to a worker while /proc is read, and that worker becomes the user (the
+    kernel's part of /proc says the dump is theirs). The process is then killed and reaped while
+    still held (collectors made slow): once /proc is read it cannot be confirmed, so the crash is
+    no longer the user's to look at. The worker, which has the whole core, is killed, no core is
+    kept, and the record says why, with what the kernel guaranteed; the daemon goes on. python3
+    as the test user."""
+    faults_build()
+    user = test_user()
+    env = Env()
+    d = early_daemon(env)
+    p = subprocess.Popen(as_uid(user.pw_uid, user.pw_gid, [USER_PYTHON, "-c", "import os; os.kill(os.getpid(), 11)"]))
+    d.wait_log(rf"Crash of PID {p.pid}: its worker has the connection while /proc is read")
+    d.wait_log(rf"\(crash of PID {p.pid}\): .*Core received \((\d+) bytes\) before the crash's details")
+    check(p.poll() is None, f"the task was released before /proc was read:\n{d.log_text()[-3000:]}")
+    p.kill()  # the task ends (its dump was whole), and is reaped here while /proc is read
+    check(p.wait(30) == -signal.SIGKILL, f"python3 ended with {p.returncode}")
+    line = d.wait_log(r"Killing worker \d+: was not its crash's user once /proc was read")
+    rec = record_of(env, p.pid)
+    why = rec.get("COREDUMP_PROCESSING_ERROR", b"")
+    check(why.startswith(b"its process could not be confirmed once /proc was read, and its worker had become its user"),
+          f"the record does not say why: {why!r}")
+    check(rec.get("COREDUMP_UID") == str(user.pw_uid).encode() and "COREDUMP_CMDLINE" not in rec,
+          f"the record is not what the kernel guaranteed: {sorted(rec)}")
+    check(not [c for c in env.cores() if f".{p.pid}." in c], f"a core of PID {p.pid} was kept: {env.cores()}")
+    print(f"observed: {line}; record: {why.decode()}")
     healthy(env, d)
     check(d.stop() == 0, "daemon did not stop cleanly")
 
