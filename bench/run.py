@@ -21,6 +21,7 @@ memory of coredumpd's manager and of one worker. Restores
 kernel.core_pattern and kernel.core_pipe_limit on every exit path (and removes everything it
 created). It is not a test: it never fails on a number."""
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -42,6 +43,7 @@ WORKLOADS = [  # name, crasher arguments
     ("64 idle threads", ["threads", "64"]),
 ]
 TICKS = os.sysconf("SC_CLK_TCK")
+SETTLE_TIMEOUT_S = 5
 
 
 def scratch_dirs():
@@ -160,17 +162,35 @@ class Coredumpd:
             print(f"warning: {need - (len(pids) - len(left))} crashes not finished after {timeout} s", file=sys.stderr)
 
     def workers(self):
-        """The PIDs of the daemon's children but its zygote and its spare collector."""
-        out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(self.proc.pid)], capture_output=True,
-                             text=True).stdout
-        return {int(line.split()[0]) for line in out.splitlines() if line.split()[1:] not in (["coredump-zygote"], ["coredump-proc"])}
+        """The PIDs of the daemon's children but its zygote and its spare collector (from /proc:
+        settle() looks every few milliseconds, which ps would make a load of its own)."""
+        out = set()
+        for task in glob.glob(f"/proc/{self.proc.pid}/task/*/children"):
+            try:
+                kids = [int(k) for k in cdtest.read_file(task).split()]
+            except OSError:
+                continue
+            for kid in kids:
+                try:
+                    if cdtest.read_file(f"/proc/{kid}/comm") not in ("coredump-zygote", "coredump-proc"):
+                        out.add(kid)
+                except OSError:  # exited meanwhile
+                    pass
+        return out
 
-    def settle(self, before, timeout=5):
+    def settle(self, before, timeout=SETTLE_TIMEOUT_S):
         """Until the workers of the crashes just done have exited and been reaped (their CPU time
-        is the manager's children's only then): no worker left that was not there before."""
+        is the manager's children's only then): as many workers as before (the spares, each crash's
+        replaced when it took one), each waiting for a job in poll() (one that ends does not). The
+        spares started meanwhile are new PIDs, so "none but those of before" would wait for the
+        timeout after every crash."""
         deadline = time.monotonic() + timeout
-        while self.workers() - before and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
+            now = self.workers()
+            if len(now) == len(before) and all(cdtest.sleeps_in_poll(w) for w in now):
+                return
             time.sleep(0.005)
+        print(f"warning: the workers did not settle in {timeout} s", file=sys.stderr)
 
     def spool_peak(self):
         """The most one crash held in its spool (bytes; the crashes of the workloads go one at a

@@ -150,6 +150,18 @@ def test_user():
         skip(f"test user {TEST_USER} missing (run test/setup.sh)")
 
 
+def sleeps_in_poll(pid):
+    """Whether the process sleeps in poll() now (a worker waiting for its job does; one that ended
+    does not). wchan is "0" without kallsyms: then the syscall it sleeps in."""
+    def proc(name):
+        try:
+            return read_file(f"/proc/{pid}/{name}")
+        except OSError:  # gone, or not ours to read
+            return ""
+    return bool(re.match(r"(do_sys_poll|poll_schedule_timeout)", proc("wchan")) or
+                proc("syscall").split(" ", 1)[0] in POLL_SYSCALLS.get(os.uname().machine, ()))
+
+
 class Daemon:
     def __init__(self, env, proc, log):
         self.env, self.proc, self.log = env, proc, log
@@ -207,18 +219,8 @@ class Daemon:
         them a job (a worker polls before its job only to wait for the manager; one mapped ahead
         waits twice, before and after its sandbox): stopped from then on, a worker still counts
         as idle for the manager."""
-        def proc(pid, name):
-            try:
-                return read_file(f"/proc/{pid}/{name}")
-            except OSError:  # gone, or not ours to read
-                return ""
-
-        def idle(pid):  # wchan is "0" without kallsyms: then the syscall it sleeps in
-            return (re.match(r"(do_sys_poll|poll_schedule_timeout)", proc(pid, "wchan")) or
-                    proc(pid, "syscall").split(" ", 1)[0] in POLL_SYSCALLS.get(os.uname().machine, ()))
-
         def workers():
-            ws = [w for w in self.children() if idle(w)]
+            ws = [w for w in self.children() if sleeps_in_poll(w)]
             return ws if len(ws) >= n else None
         return wait_until(workers, timeout, lambda: f"{n} workers waiting for a job (children {self.children()}):\n"
                           f"{self.log_text()}")
