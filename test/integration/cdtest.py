@@ -479,6 +479,23 @@ def start_crash(mode="segv", *args, sync=False, exe=CRASHER):
     return p
 
 
+# what a python3 crash runs: it kills itself with SIGSEGV at once (a real program, dozens of
+# mapped files: the interpreter, libc, libm, libz, libexpat, its modules...)
+PYTHON_SEGV = "import os; os.kill(os.getpid(), 11)"
+
+
+def start_python_crash(env, name, *args):
+    """python3 run through a link called name in env.base (so that name is its comm: the name the
+    worker's test faults answer to, or a test's log lines look for), crashing with SIGSEGV at
+    once, args after its script: its Popen."""
+    exe = os.path.join(env.base, name)
+    if not os.path.lexists(exe):
+        os.symlink(os.path.realpath(sys.executable), exe)
+    p = subprocess.Popen([exe, "-c", PYTHON_SEGV, *args])
+    _restore.append((lambda: p.poll() is None and p.kill(), f"python3 {p.pid}"))
+    return p
+
+
 def slow_crash_in_flight(mib, wait):
     """A crash whose dump is still streaming after `wait` seconds (the config makes it slow:
     CompressLevel=19 with SpoolMax=0, so that the stream waits for the compressor)."""

@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 
-from cdtest import (BUILD, CRASHER, Env, Journal, check, crash, decompress, run_cases, test_user)
+from cdtest import (BUILD, CRASHER, PYTHON_SEGV, Env, Journal, check, crash, decompress, run_cases, test_user)
 
 CRASHER_PKG = os.path.join(BUILD, "test", "crasher-pkg")
 DEEP = ["cds_crash_inner", "cds_crash_middle", "cds_crash_outer"]
@@ -140,7 +140,7 @@ def case_signature():
               f"{signature_of(e, exe_id)}:\n{e['MESSAGE'][:2000]}")
     check(sigs[0] == sigs[1] and sigs[2] != sigs[0], f"deep, deep, segv: {sigs}")
     real = {}
-    for name, cmd in (("python3", [shutil.which("python3"), "-c", "import os; os.kill(os.getpid(), 11)"]),
+    for name, cmd in (("python3", [shutil.which("python3"), "-c", PYTHON_SEGV]),
                       ("bash", ["/bin/bash", "-c", "kill -SEGV $$"])):
         got = []
         for _ in range(2):

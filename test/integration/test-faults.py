@@ -13,12 +13,11 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 
-from cdtest import (CORE_PATTERN, CRASHER, USER_PYTHON, Env, Journal, as_uid, check, crash, decompress, elf_core_info,
-                    read_exports, read_file, run_cases, skip, start_crash, slow_crash_in_flight, test_user, wait_until,
-                    write_file)
+from cdtest import (CORE_PATTERN, CRASHER, PYTHON_SEGV, USER_PYTHON, Env, Journal, as_uid, check, crash, decompress,
+                    elf_core_info, read_exports, read_file, run_cases, skip, start_crash, start_python_crash,
+                    slow_crash_in_flight, test_user, wait_until, write_file)
 
 
 def observed(d, pattern):
@@ -195,9 +194,7 @@ def case_worker_dies_analysing():
 def python_fault(env):
     """python3 under the name the worker's faults answer to (a link called crasher-fault: its
     comm), killed by SIGSEGV: its PID. A real program, dozens of mapped files."""
-    exe = os.path.join(env.base, "crasher-fault")
-    os.symlink(os.path.realpath(sys.executable), exe)
-    p = subprocess.Popen([exe, "-c", "import os; os.kill(os.getpid(), 11)"])
+    p = start_python_crash(env, "crasher-fault")
     check(p.wait(60) == -signal.SIGSEGV, f"python3 ended with {p.returncode}")
     return p.pid
 
@@ -312,9 +309,7 @@ def case_early_handover():
         env = Env({"Mode": mode})
         j = Journal(env)
         d = early_daemon(env, journal=j)
-        exe = os.path.join(env.base, "python3-crash")
-        os.symlink(os.path.realpath(sys.executable), exe)
-        p = subprocess.Popen([exe, "-c", "import os; os.kill(os.getpid(), 11)"])
+        p = start_python_crash(env, "python3-crash")
         line = d.wait_log(rf"Crash of PID {p.pid}: its worker has the connection while /proc is read")
         got = d.wait_log(rf"\(crash of PID {p.pid}\): .*Core received \((\d+) bytes\) before the crash's details")
         for _ in range(5):  # still held a while after (the collector takes 3 s)
@@ -354,9 +349,7 @@ def case_early_details_before_grant():
     env = Env()
     d = env.start(environ={"COREDUMPD_TEST_FAULT": "grant-after-details", "COREDUMP_SOCKET_LOG_LEVEL": "debug"})
     d.wait_idle_workers(1)
-    exe = os.path.join(env.base, "python3-crash")
-    os.symlink(os.path.realpath(sys.executable), exe)
-    p = subprocess.Popen([exe, "-c", "import os; os.kill(os.getpid(), 11)"])
+    p = start_python_crash(env, "python3-crash")
     check(p.wait(60) == -signal.SIGSEGV, f"python3 ended with {p.returncode}")
     d.wait_log(rf"Crash of PID {p.pid}: its worker has the connection while /proc is read")
     line = d.wait_log(rf"\(crash of PID {p.pid}\): .*The crash's details came before the spool's GRANT")
@@ -449,7 +442,7 @@ def case_early_unconfirmed():
     user = test_user()
     env = Env()
     d = early_daemon(env)
-    p = subprocess.Popen(as_uid(user.pw_uid, user.pw_gid, [USER_PYTHON, "-c", "import os; os.kill(os.getpid(), 11)"]))
+    p = subprocess.Popen(as_uid(user.pw_uid, user.pw_gid, [USER_PYTHON, "-c", PYTHON_SEGV]))
     d.wait_log(rf"Crash of PID {p.pid}: its worker has the connection while /proc is read")
     d.wait_log(rf"\(crash of PID {p.pid}\): .*Core received \((\d+) bytes\) before the crash's details")
     check(p.poll() is None, f"the task was released before /proc was read:\n{d.log_text()[-3000:]}")

@@ -16,8 +16,9 @@ import tempfile
 import time
 
 import cdtest
-from cdtest import (COREDUMPD, CORE_PATTERN, CRASHER, Env, check, crash, decompress, elf_core_info, run_cases, start_crash,
-                    fill, read_exports, record_of, slow_crash_in_flight, wait_until, write_file, xattrs, read_file)
+from cdtest import (COREDUMPD, CORE_PATTERN, CRASHER, PYTHON_SEGV, Env, check, crash, decompress, elf_core_info, run_cases,
+                    start_crash, fill, read_exports, record_of, slow_crash_in_flight, wait_until, write_file, xattrs,
+                    read_file)
 
 ET_CORE = 4
 
@@ -236,7 +237,7 @@ def case_worker_replaced():
 
 def python_crash(marker):
     """python3 killed by SIGSEGV with marker in its command line and environment: its PID."""
-    p = subprocess.Popen([sys.executable, "-c", "import os; os.kill(os.getpid(), 11)", marker],
+    p = subprocess.Popen([sys.executable, "-c", PYTHON_SEGV, marker],
                          env=dict(os.environ, CDS_SPARE_MARKER=marker))
     check(p.wait(60) == -signal.SIGSEGV, f"python3 ended with {p.returncode}")
     return p.pid
