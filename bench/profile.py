@@ -31,7 +31,8 @@ GENERIC = {"_start", "main", "__libc_start_call_main", "__libc_start_main_impl",
 PERF_HZ = "1000"
 PERF_STACK = "dwarf,16384"
 # after the storm's last crash is stored, until its worker has exited: a plain wait (run.py's
-# settle() polls ps meanwhile, which perf would record beside the crashes)
+# settle() reads /proc every few milliseconds meanwhile, which perf would record beside the
+# crashes)
 LAST_EXIT_WAIT_S = 1.0
 
 

@@ -44,6 +44,7 @@ WORKLOADS = [  # name, crasher arguments
 ]
 TICKS = os.sysconf("SC_CLK_TCK")
 SETTLE_TIMEOUT_S = 5
+SETTLE_STABLE_S = 0.02
 
 
 def scratch_dirs():
@@ -162,10 +163,14 @@ class Coredumpd:
             print(f"warning: {need - (len(pids) - len(left))} crashes not finished after {timeout} s", file=sys.stderr)
 
     def workers(self):
-        """The PIDs of the daemon's children but its zygote and its spare collector (from /proc:
-        settle() looks every few milliseconds, which ps would make a load of its own)."""
+        """The PIDs of the daemon's children (zombies too) but its zygote and its spare collector
+        (from /proc: settle() looks every few milliseconds, which ps would make a load of its
+        own)."""
+        tasks = glob.glob(f"/proc/{self.proc.pid}/task/*/children")
+        if not tasks:
+            raise RuntimeError("no /proc/PID/task/TID/children (a kernel without CONFIG_PROC_CHILDREN)")
         out = set()
-        for task in glob.glob(f"/proc/{self.proc.pid}/task/*/children"):
+        for task in tasks:
             try:
                 kids = [int(k) for k in cdtest.read_file(task).split()]
             except OSError:
@@ -178,17 +183,24 @@ class Coredumpd:
                     pass
         return out
 
-    def settle(self, before, timeout=SETTLE_TIMEOUT_S):
+    def settle(self, before, jobs=0, timeout=SETTLE_TIMEOUT_S):
         """Until the workers of the crashes just done have exited and been reaped (their CPU time
-        is the manager's children's only then): as many workers as before (the spares, each crash's
-        replaced when it took one), each waiting for a job in poll() (one that ends does not). The
-        spares started meanwhile are new PIDs, so "none but those of before" would wait for the
-        timeout after every crash."""
-        deadline = time.monotonic() + timeout
+        is the manager's children's only then). Workers are single-use: jobs spares of before
+        (the crashes' workers, taken from them) are no longer the daemon's children, zombies
+        included; and every worker left sleeps in poll() (a spare waits for its job, a worker at
+        its end does not), the same ones SETTLE_STABLE_S apart (a worker waits in poll() for a
+        moment between its result and its commit). The spares started meanwhile are new PIDs:
+        "none but those of before" would wait for the timeout after every crash."""
+        deadline, last = time.monotonic() + timeout, None
         while time.monotonic() < deadline:
             now = self.workers()
-            if len(now) == len(before) and all(cdtest.sleeps_in_poll(w) for w in now):
-                return
+            if len(before - now) >= min(len(before), jobs) and all(cdtest.sleeps_in_poll(w) for w in now):
+                if now == last:
+                    return
+                last = now
+                time.sleep(SETTLE_STABLE_S)
+                continue
+            last = None
             time.sleep(0.005)
         print(f"warning: the workers did not settle in {timeout} s", file=sys.stderr)
 
@@ -415,7 +427,7 @@ def main():
                     sd.wait_done()
                 done_ms = (time.monotonic() - t0) * 1000 if coll not in references else ms
                 if coll is cd:
-                    cd.settle(spares)
+                    cd.settle(spares, jobs=1)
                 if rnd == 0:
                     continue
                 lat[w][name].append(ms)
@@ -443,7 +455,7 @@ def main():
         rate, v, pids = storm(stormer, a.storm, 4)
         if coll is cd_storm:
             cd_storm.wait_done(pids)
-            cd_storm.settle(spares)
+            cd_storm.settle(spares, jobs=len(pids))
         elif coll is sd:
             sd.wait_done()
         storms[name] = (rate, v, (cpu_now(coll) - c0) / a.storm if coll is not drain else None)
@@ -459,7 +471,7 @@ def main():
     c0 = cpu_now(cd_storm)
     rate, v, pids = storm(stormer, a.storm, 4)
     cd_storm.wait_done(pids, need=1)  # the refused are not logged at the default level...
-    cd_storm.settle(spares)            # ...and the few stored are done once their workers are
+    cd_storm.settle(spares, jobs=1)    # ...and the few stored are done once their workers are
     storms["coredumpd rate-limited"] = (rate, v, (cpu_now(cd_storm) - c0) / a.storm)
     clear_store(cd_storm.store)
 
