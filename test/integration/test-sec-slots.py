@@ -31,14 +31,17 @@ WORKER_COMM = "coredump-worker"
 DEFAULT_CAP = 4
 # workers a MaxParallel= refusal window starts for records (its first refusal's)
 CAP_RECORD_WORKERS = 1
-# held_workers(): samples this far apart, over more than the stopper's blip period (0.5 s)
+# the stopper continues each stopped worker for a moment this often
+STOPPER_BLIP_S = 0.5
+# held_workers(): samples this far apart, over more than one blip period
 HELD_SAMPLES = 7
 HELD_SPACING = 0.1
+assert (HELD_SAMPLES - 1) * HELD_SPACING > STOPPER_BLIP_S
 
 # Run as the test user: SIGSTOPs every coredump-worker that runs as this user, as soon as it
 # does (kill() is refused for the others), for argv[1] seconds. A process not (yet) called
 # coredump-worker may be a worker not exec'd yet, or exec'd and not yet named (coredumpd execs
-# it through /proc/self/fd/N): looked at again. Every BLIP seconds it continues each one for a
+# it through /proc/self/fd/N): looked at again. Every STOPPER_BLIP_S it continues each one for a
 # moment (SIGCONT, SIGSTOP), so that its CPU account moves without it doing anything.
 STOPPER = r"""
 import os, signal, sys, time
@@ -46,7 +49,7 @@ end = time.monotonic() + float(sys.argv[1])
 known = {}
 blip = time.monotonic()
 while time.monotonic() < end:
-    if time.monotonic() - blip >= 0.5:
+    if time.monotonic() - blip >= %(blip)s:
         blip = time.monotonic()
         for pid in [p for p, comm in known.items() if comm == sys.argv[2]]:
             try:
@@ -142,17 +145,19 @@ def popen(cmd, **kw):
 
 def launch_attack(programs):
     """The attacking crashes, [(exe, uid, gid)]: every program fills its memory first (ATTACK_MIB
-    of random bytes), then they crash one after the other, CRASH_SPACING apart."""
+    of random bytes), then they crash one after the other, CRASH_SPACING apart: (their Popens,
+    the time.monotonic() of the first crash)."""
     attack = [popen(as_uid(uid, gid, [exe, "mem", str(ATTACK_MIB), "random"]), env=dict(os.environ, CRASHER_SYNC="1"),
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
               for exe, uid, gid in programs]
     for p in attack:
         check(p.stdout.readline().strip() == b"ready", "a crasher did not get ready")
+    first = time.monotonic()
     for p in attack:
         p.stdin.write(b"x")
         p.stdin.flush()
         time.sleep(CRASH_SPACING)
-    return attack
+    return attack, first
 
 
 def user_workers(uid):
@@ -219,10 +224,11 @@ def case_frozen_workers():
     names = [f"frozen-{i:02d}" for i in range(N_ATTACK)]
     exes = crasher_copies(env, names + ["victim-root", "victim-user"])
     d = env.start()
-    popen(as_uid(user.pw_uid, user.pw_gid, [USER_PYTHON, "-c", STOPPER, str(STALL * 4), WORKER_COMM]))
+    popen(as_uid(user.pw_uid, user.pw_gid,
+                 [USER_PYTHON, "-c", STOPPER % {"blip": STOPPER_BLIP_S}, str(STALL * 4), WORKER_COMM]))
     time.sleep(0.5)  # the stopper has seen the spares
-    attack = launch_attack([(exes[n], user.pw_uid, user.pw_gid) for n in names])
-    t_attack = time.monotonic()
+    # (from the first crash: the first workers' stall clocks start with it)
+    attack, t_attack = launch_attack([(exes[n], user.pw_uid, user.pw_gid) for n in names])
 
     # the attack settles: no crash of the user left that was not refused or given a worker, and
     # at least as many of their workers stopped as the default cap lets them have
@@ -283,7 +289,7 @@ def case_root_reserve():
     exes = crasher_copies(env, names + ["victim-root"])
     d = env.start()
     for uid in uids:
-        popen(as_uid(uid, uid, [USER_PYTHON, "-c", STOPPER, "120", WORKER_COMM]))
+        popen(as_uid(uid, uid, [USER_PYTHON, "-c", STOPPER % {"blip": STOPPER_BLIP_S}, "120", WORKER_COMM]))
     time.sleep(0.5)
     launch_attack([(exes[n], int(n.split("-")[1]), int(n.split("-")[1])) for n in names])
 
