@@ -15,7 +15,7 @@ import socket
 import subprocess
 import time
 
-from cdtest import (CORE_PATTERN, CRASHER, PYTHON_SEGV, USER_PYTHON, Env, Journal, as_uid, check, crash, decompress,
+from cdtest import (CORE_PATTERN, CRASHER, PYTHON_SEGV, USER_PYTHON, Env, Journal, _restore, as_uid, check, crash, decompress,
                     elf_core_info, read_exports, read_file, run_cases, skip, start_crash, start_python_crash,
                     slow_crash_in_flight, test_user, wait_until, write_file)
 
@@ -442,11 +442,15 @@ def case_early_unconfirmed():
     user = test_user()
     env = Env()
     d = early_daemon(env)
+    d.wait_idle_workers(2)  # the one not mapped ahead to WorkerUser= is the user's
     p = subprocess.Popen(as_uid(user.pw_uid, user.pw_gid, [USER_PYTHON, "-c", PYTHON_SEGV]))
+    _restore.append((lambda: p.poll() is None and p.kill(), f"python3 {p.pid}"))
     d.wait_log(rf"Crash of PID {p.pid}: its worker has the connection while /proc is read")
     d.wait_log(rf"\(crash of PID {p.pid}\): .*Core received \((\d+) bytes\) before the crash's details")
     check(p.poll() is None, f"the task was released before /proc was read:\n{d.log_text()[-3000:]}")
-    p.kill()  # the task ends (its dump was whole), and is reaped here while /proc is read
+    # the task ends (its dump was whole) and is reaped here while the collector is held (the
+    # fault delays it after its reads): once it ends, meta_confirm() finds the process gone
+    p.kill()
     check(p.wait(30) == -signal.SIGKILL, f"python3 ended with {p.returncode}")
     line = d.wait_log(r"Killing worker \d+: was not its crash's user once /proc was read")
     rec = record_of(env, p.pid)
