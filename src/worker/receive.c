@@ -224,8 +224,8 @@ typedef enum SpoolMode {
 /* Once the ELF headers say how large the core is (the chunk that brought them is not stored
  * yet): room asked for what is left of the stored part, and the spool opened at the chunk's
  * offset with what was granted. */
-static SpoolMode spool_decide(const ElfStream *elf, const StoreCtx *st, uint64_t got, spool_ask_fn ask,
-                              Spool *spool) {
+static SpoolMode spool_decide(const ElfStream *elf, const StoreCtx *st, uint64_t got,
+                              int (*ask)(uint64_t bytes, uint64_t *granted), Spool *spool) {
         uint64_t end, want, granted = 0;
 
         if (!st->sink || !ask || st->job->spool_max == 0 || st->cut || st->error < 0 || elf->state == ELF_STREAM_INVALID)
@@ -296,8 +296,8 @@ int core_receive_prepare(void) {
         return prepared_buf ? 0 : -ENOMEM;
 }
 
-int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, spool_ask_fn ask,
-                 receive_tick_fn tick, MsgResult *res, bool *ret_journal_fit, CoreCapture *ret_capture) {
+int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob *job, const ReceiveHooks *hooks,
+                 MsgResult *res, bool *ret_journal_fit, CoreCapture *ret_capture) {
         _cleanup_(read_buffer_unmap) uint8_t *buf = TAKE_PTR(prepared_buf) ?: read_buffer_map(false);
         _cleanup_free_ Capture *cap = calloc(1, sizeof *cap);
         uint64_t limit = read_limit(job), got = 0, spooled = 0;
@@ -341,7 +341,7 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                                     loop_write(journal_fd, buf, (size_t) n) < 0))
                         journal_fit = false;
                 if (mode == SPOOL_UNDECIDED)
-                        mode = spool_decide(&elf, &st, got, ask, &spool);
+                        mode = spool_decide(&elf, &st, got, hooks->ask, &spool);
                 if (mode == SPOOL_ON && spool_add(&spool, buf, spool_share(job, got, (size_t) n)) < 0) {
                         mode = SPOOL_OFF;
                         (void) spool_spill(&spool, &st);
@@ -353,14 +353,16 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                 got += (uint64_t) n;
                 if (cut)
                         break;
-                if (tick)
-                        tick();
+                if (hooks->tick)
+                        hooks->tick();
         }
         /* Past a limit or a failed write the rest is not wanted: make the kernel stop sending. */
         if (cut)
                 (void) shutdown(conn, SHUT_RD);
         safe_close(conn); /* with the manager's copy already closed, this releases the task */
 
+        if (mode == SPOOL_ON && hooks->received)
+                hooks->received(got);
         if (mode == SPOOL_ON) {
                 spooled = spool.used;
                 r = spool_replay(&spool, buf, CORE_READ_CHUNK, store_feed, &st);

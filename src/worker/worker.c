@@ -156,6 +156,18 @@ static void details_tick(void) {
                 (void) receive_details();
 }
 
+/* Once the core is in and its connection closed: a job given before /proc was read releases its
+ * task only once /proc is read too (the manager keeps its copy of the connection until then).
+ * DETAILS is waited for here, before the spool is compressed, so that the compression does not
+ * take the CPU from the collector the task still waits for. */
+static void details_wait(uint64_t received) {
+        if (!details.pending)
+                return;
+        log_debug("Core received (%llu bytes) before the crash's details; waiting for them",
+                  (unsigned long long) received);
+        (void) receive_details();
+}
+
 /* DETAILS if it is the manager's next message (the worker waits for one anyway). */
 static int take_details(void) {
         uint32_t type;
@@ -445,16 +457,13 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         if (r >= 0)
                 return give_back_fd(fds[r], log_error_errno(-EAGAIN, "Test fault: the job's start failed: %m"));
         details.rec = &rec;
-        r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job, ask_spool, details_tick, &res,
+        r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job,
+                         &(ReceiveHooks) { .ask = ask_spool, .tick = details_tick, .received = details_wait }, &res,
                          &journal_fit, &cap);
         fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released (DETAILS: once /proc is read) */
         if (r < 0)
                 return log_error_errno(r, "Failed to receive the core: %m");
-        if (details.pending) {
-                log_debug("Core received (%llu bytes) before the crash's details; waiting for them",
-                          (unsigned long long) res.bytes_in);
-                (void) receive_details();
-        }
+        details_wait(res.bytes_in); /* (a core compressed while received) */
         if (details.error < 0)
                 return details.error;
         if (store_stop_to_string(res.store_stop) &&

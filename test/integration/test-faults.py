@@ -12,6 +12,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 
@@ -296,6 +297,19 @@ def early_daemon(env, worker_fault=None, journal=None, manager_faults=()):
     return d
 
 
+def output_sizes(env, pid):
+    """The sizes of the files the worker pid has open in the store (its output, linked nowhere yet)."""
+    store_dev, out = os.stat(env.store).st_dev, []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            st = os.stat(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_dev == store_dev and st.st_nlink == 0:
+            out.append(st.st_size)
+    return out
+
+
 def case_early_handover():
     """Item 4 of issue 22: a worker idle, the crash's connection goes to it right after the
     kernel's part of /proc, while the collector reads the rest (made 3 s slow here): the worker
@@ -312,8 +326,13 @@ def case_early_handover():
         p = start_python_crash(env, "python3-crash")
         line = d.wait_log(rf"Crash of PID {p.pid}: its worker has the connection while /proc is read")
         got = d.wait_log(rf"\(crash of PID {p.pid}\): .*Core received \((\d+) bytes\) before the crash's details")
+        worker = int(re.search(r"Worker (\d+) \(crash of", got).group(1))
         for _ in range(5):  # still held a while after (the collector takes 3 s)
             check(p.poll() is None, f"{mode}: the task was released before /proc was read:\n{d.log_text()[-3000:]}")
+            # the spooled core waits for DETAILS too: its compression would take the CPU from the
+            # collector the task waits for
+            check(output_sizes(env, worker) == [0], f"{mode}: the worker's output before DETAILS: "
+                  f"{output_sizes(env, worker)} bytes\n{d.log_text()[-3000:]}")
             time.sleep(0.1)
         check(p.wait(30) == -signal.SIGSEGV, f"{mode}: python3 ended with {p.returncode}")
         rec = record_of(env, p.pid)
