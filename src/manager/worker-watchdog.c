@@ -54,7 +54,8 @@ static int sample(const Worker *w, uint64_t *ret_cpu, uint64_t *ret_runs) {
 
 static bool watched(const Worker *w) {
         /* a worker whose crash is being forwarded waits for its commit: the forwarding's deadline
-         * (ForwardTimeoutSec=) bounds that */
+         * (ForwardTimeoutSec=) bounds that; one given its job while /proc is read waits for its
+         * DETAILS: the collector's deadline bounds that */
         if (w->ops && w->ops->waiting_elsewhere && w->ops->waiting_elsewhere(w->owner))
                 return false;
         return w->state == WORKER_BUSY || w->state == WORKER_COMMITTING || w->state == WORKER_FINISHED;

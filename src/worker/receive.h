@@ -42,15 +42,16 @@ uint64_t job_file_size_limit(const MsgJob *job);
  * comes in costs its time with the task held); core_receive() takes it, or maps its own. */
 int core_receive_prepare(void);
 
-/* What core_receive() calls back, each optional (NULL: nothing). */
+/* What core_receive() calls back (the struct is required; each field may be NULL: nothing). */
 typedef struct ReceiveHooks {
         /* asks the manager for bytes of spool; *granted is what it may hold (0: none) */
         int (*ask)(uint64_t bytes, uint64_t *granted);
         /* between two chunks of the core, for what else the worker waits on */
         void (*tick)(void);
-        /* once the connection is closed (received bytes of the core), before the spool is
-         * compressed: for what the task's release still waits on besides */
-        void (*received)(uint64_t received);
+        /* a spooled core only: once the connection is closed (received: bytes of the core), before
+         * the spool is compressed, for what the task's release still waits on besides; <0 fails
+         * the core (not compressed) */
+        int (*received)(uint64_t received);
 } ReceiveHooks;
 
 /* Streams the core from conn into sink (NULL: read and drop) until EOF or the job's limits,
@@ -59,8 +60,8 @@ typedef struct ReceiveHooks {
  * closes conn as soon as the kernel has nothing more to give (that releases the task), then
  * finishes and syncs the output. With hooks->ask (and the job's spool_max), the part of the core
  * after its headers is held in a spool (the room given with the job, or granted on asking) while
- * received and compressed after the release (res->spooled says how much the spool held); before
- * that compression, hooks->received. hooks->tick is called after each chunk read. With
+ * received and compressed after the release (res->spooled says how much the spool held), after
+ * hooks->received. hooks->tick is called after each chunk read. With
  * journal_fd >= 0 the core is also copied there, up to the job's journal_size_max
  * (*ret_journal_fit says whether all of it fit). Fills res (with what the core's notes say) and
  * ret_capture; returns 0 or negative errno for a local failure. */

@@ -156,16 +156,19 @@ static void details_tick(void) {
                 (void) receive_details();
 }
 
-/* Once the core is in and its connection closed: a job given before /proc was read releases its
- * task only once /proc is read too (the manager keeps its copy of the connection until then).
- * DETAILS is waited for here, before the spool is compressed, so that the compression does not
- * take the CPU from the collector the task still waits for. */
-static void details_wait(uint64_t received) {
+/* Once the core is in and its connection closed, DETAILS if it has not come yet. A job given
+ * before /proc was read releases its task only once /proc is read too (the manager keeps its copy
+ * of the connection until then): a spooled core waits here before its compression (the
+ * ReceiveHooks' received()), which would take the CPU from the collector the task still waits
+ * for; one compressed while received, after it. The worker's slot and its spool room are held
+ * meanwhile, at most until the collector's deadline. <0: the details could not be taken. */
+static int details_wait(uint64_t received) {
         if (!details.pending)
-                return;
+                return details.error;
         log_debug("Core received (%llu bytes) before the crash's details; waiting for them",
                   (unsigned long long) received);
         (void) receive_details();
+        return details.error;
 }
 
 /* DETAILS if it is the manager's next message (the worker waits for one anyway). */
@@ -463,7 +466,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released (DETAILS: once /proc is read) */
         if (r < 0)
                 return log_error_errno(r, "Failed to receive the core: %m");
-        details_wait(res.bytes_in); /* (a core compressed while received) */
+        (void) details_wait(res.bytes_in); /* (a core compressed while received) */
         if (details.error < 0)
                 return details.error;
         if (store_stop_to_string(res.store_stop) &&

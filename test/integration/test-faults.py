@@ -12,7 +12,6 @@ import re
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import time
 
@@ -297,16 +296,20 @@ def early_daemon(env, worker_fault=None, journal=None, manager_faults=()):
     return d
 
 
-def output_sizes(env, pid):
-    """The sizes of the files the worker pid has open in the store (its output, linked nowhere yet)."""
-    store_dev, out = os.stat(env.store).st_dev, []
-    for fd in os.listdir(f"/proc/{pid}/fd"):
+def output_sizes(pid, store):
+    """The sizes of the files in store (O_TMPFILE: linked nowhere yet) that the worker pid has
+    open: its output; None if the worker is gone."""
+    out = []
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except FileNotFoundError:
+        return None
+    for fd in fds:
         try:
-            st = os.stat(f"/proc/{pid}/fd/{fd}")
-        except OSError:
+            if re.fullmatch(re.escape(store) + r"/#\d+ \(deleted\)", os.readlink(f"/proc/{pid}/fd/{fd}")):
+                out.append(os.stat(f"/proc/{pid}/fd/{fd}").st_size)
+        except OSError:  # closed meanwhile
             continue
-        if stat.S_ISREG(st.st_mode) and st.st_dev == store_dev and st.st_nlink == 0:
-            out.append(st.st_size)
     return out
 
 
@@ -320,7 +323,7 @@ def case_early_handover():
     collector read."""
     faults_build()
     for mode in ("socket", "pipe"):
-        env = Env({"Mode": mode})
+        env = Env({"Mode": mode, "SpoolMax": "256M"})  # python3's core is spooled
         j = Journal(env)
         d = early_daemon(env, journal=j)
         p = start_python_crash(env, "python3-crash")
@@ -331,10 +334,11 @@ def case_early_handover():
             check(p.poll() is None, f"{mode}: the task was released before /proc was read:\n{d.log_text()[-3000:]}")
             # the spooled core waits for DETAILS too: its compression would take the CPU from the
             # collector the task waits for
-            check(output_sizes(env, worker) == [0], f"{mode}: the worker's output before DETAILS: "
-                  f"{output_sizes(env, worker)} bytes\n{d.log_text()[-3000:]}")
+            sizes = output_sizes(worker, env.store)
+            check(sizes == [0], f"{mode}: the worker's output before DETAILS: {sizes} bytes\n{d.log_text()[-3000:]}")
             time.sleep(0.1)
         check(p.wait(30) == -signal.SIGSEGV, f"{mode}: python3 ended with {p.returncode}")
+        d.wait_log(rf"Crash of PID {p.pid}: \d+ bytes spooled, compressed after the release")
         rec = record_of(env, p.pid)
         check("COREDUMP_PROCESSING_ERROR" not in rec, f"{mode}: {rec.get('COREDUMP_PROCESSING_ERROR')}")
         check(rec.get("COREDUMP_CMDLINE") and rec.get("COREDUMP_ENVIRON") and rec.get("COREDUMP_PROC_MAPS"),
