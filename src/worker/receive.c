@@ -361,8 +361,8 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                 (void) shutdown(conn, SHUT_RD);
         safe_close(conn); /* with the manager's copy already closed, this releases the task */
 
-        if (mode == SPOOL_ON && hooks->received && st.error == 0)
-                st.error = MIN(hooks->received(got), 0);
+        if (mode == SPOOL_ON && hooks->received && st.error == 0 && (r = hooks->received(got)) < 0)
+                st.error = r; /* not compressed: the core cannot be kept */
         if (mode == SPOOL_ON) {
                 spooled = spool.used;
                 r = st.error < 0 ? 0 : spool_replay(&spool, buf, CORE_READ_CHUNK, store_feed, &st);
