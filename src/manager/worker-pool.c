@@ -459,6 +459,21 @@ static bool job_conn_is(const Worker *w, int fd) {
 /* RETURNED: the job back, before a byte of its core was read (its first message, and nothing
  * after it is taken): the connection, if it is the job's own, goes to the owner for another
  * worker. */
+/* The worker gave its job back and exits: killed all the same, so that nothing it kept reads on
+ * beside the next one (retired: that end is no failure); the module files and the spool room are
+ * the owner's and the pool's again. Its owner, detached. */
+static JobOwner worker_end_given_back(Worker *w) {
+        JobOwner o;
+
+        (void) pidfd_send_sig(w->pidfd, SIGKILL);
+        w->retired = true;
+        w->modules = NULL; /* the owner's again, for the next worker */
+        worker_spool_return(w);
+        o = worker_detach(w);
+        worker_finished(w);
+        return o;
+}
+
 static void on_returned(Worker *w) {
         _cleanup_close_ int conn = -EBADF;
         MsgReturned msg;
@@ -475,14 +490,7 @@ static void on_returned(Worker *w) {
         }
         log_warning_errno(msg.error, "Worker %d (%s): could not start its job (%m), and gave it back", (int) w->pid,
                           w->label);
-        /* it exits now; killed all the same, so that nothing it kept reads on beside the next one
-         * (retired: that end is no failure) */
-        (void) pidfd_send_sig(w->pidfd, SIGKILL);
-        w->retired = true;
-        w->modules = NULL; /* the owner's again, for the next worker */
-        worker_spool_return(w);
-        o = worker_detach(w);
-        worker_finished(w);
+        o = worker_end_given_back(w);
         o.ops->returned(o.owner, TAKE_FD(conn), msg.error);
 }
 
@@ -939,11 +947,7 @@ int worker_send_details(Worker *w, int record_fd, ModuleSet *modules) {
                 /* it gave the job back and went before this: as on_returned(), but the owner
                  * kept its own copy of the connection (the one queued is not taken) */
                 log_warning("Worker %d (%s): gave its job back before its crash's details", (int) w->pid, w->label);
-                (void) pidfd_send_sig(w->pidfd, SIGKILL); /* nothing it kept reads on beside the next one */
-                w->retired = true;
-                worker_spool_return(w);
-                worker_detach(w);
-                worker_finished(w);
+                (void) worker_end_given_back(w);
                 return -EAGAIN;
         }
         if (r < 0) {

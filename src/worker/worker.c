@@ -107,7 +107,8 @@ static int load_record(int fd, Record *ret) {
 }
 
 /* A JOB_FLAG_DETAILS job's DETAILS, taken when it comes: between two chunks of the core, between
- * SPOOL and GRANT, or once the core is in. Its record replaces the job's provisional one, its module files the job's none. */
+ * SPOOL and GRANT, or once the core is in. Its record replaces the job's provisional one, its
+ * module files the job's none. */
 static struct {
         bool pending;      /* a JOB_FLAG_DETAILS job whose DETAILS is still to come */
         int error;         /* it came, and could not be taken: the job fails once its core is in */
@@ -466,9 +467,9 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released (DETAILS: once /proc is read) */
         if (r < 0)
                 return log_error_errno(r, "Failed to receive the core: %m");
-        (void) details_wait(res.bytes_in); /* (a core compressed while received) */
-        if (details.error < 0)
-                return details.error;
+        r = details_wait(res.bytes_in); /* (a core compressed while received) */
+        if (r < 0)
+                return r;
         if (store_stop_to_string(res.store_stop) &&
             record_add_str(&rec, "COREDUMP_PROCESSING_ERROR", store_stop_to_string(res.store_stop)) < 0)
                 log_warning("Failed to say in the entry why the core is truncated");
