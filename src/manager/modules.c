@@ -34,6 +34,11 @@
 #ifndef FUSE_CTL_SUPER_MAGIC
 #define FUSE_CTL_SUPER_MAGIC 0x65735543
 #endif
+#ifndef FUSE_SUPER_MAGIC
+#define FUSE_SUPER_MAGIC 0x65735546 /* fuse, fuseblk and virtiofs alike */
+#endif
+#define MOUNT_FSTYPE_MAX 64
+#define MOUNT_ID_DIGITS_MAX 20 /* a 64-bit mount ID in decimal */
 
 #define DELETED_SUFFIX " (deleted)"
 #define MAPS_FIELDS_BEFORE_DEV 3 /* range perms offset */
@@ -86,24 +91,74 @@ int modules_maps_line(const char *line, size_t len, MapsFile *ret) {
         return 0;
 }
 
-int modules_mount_dev(const char *mountinfo, size_t len, uint64_t mnt_id, dev_t *ret) {
+/* How many bytes of [p, end) come before a space. */
+static size_t field_len(const char *p, const char *end) {
+        const char *e = memchr(p, ' ', (size_t) (end - p));
+        return (size_t) ((e ?: end) - p);
+}
+
+/* The line of mountinfo for the mount with ID mnt_id, without its newline. */
+static int mount_line(const char *mountinfo, size_t len, uint64_t mnt_id, const char **ret, size_t *ret_len) {
         const char *p = mountinfo, *end = mountinfo + len;
 
         while (p < end) {
                 const char *eol = memchr(p, '\n', (size_t) (end - p)) ?: end;
-                char line[128];
-                unsigned long long id;
-                unsigned maj, min;
+                char id[MOUNT_ID_DIGITS_MAX + 1];
+                size_t l = field_len(p, eol);
 
-                snprintf(line, sizeof line, "%.*s", (int) MIN((size_t) (eol - p), sizeof line - 1), p);
-                /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ...": the first three are all that is read */
-                if (sscanf(line, "%llu %*u %u:%u", &id, &maj, &min) == 3 && id == mnt_id) {
-                        *ret = makedev(maj, min);
-                        return 0;
+                /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ... - FSTYPE SOURCE OPTIONS" */
+                if (l > 0 && l < sizeof id) {
+                        memcpy(id, p, l);
+                        id[l] = 0;
+                        if (strspn(id, "0123456789") == l && strtoull(id, NULL, 10) == mnt_id) {
+                                *ret = p;
+                                *ret_len = (size_t) (eol - p);
+                                return 0;
+                        }
                 }
                 p = eol + 1;
         }
         return -ENOENT;
+}
+
+int modules_mount_dev(const char *mountinfo, size_t len, uint64_t mnt_id, dev_t *ret) {
+        const char *p;
+        char line[128];
+        unsigned maj, min;
+        size_t l;
+
+        if (mount_line(mountinfo, len, mnt_id, &p, &l) < 0)
+                return -ENOENT;
+        snprintf(line, sizeof line, "%.*s", (int) MIN(l, sizeof line - 1), p);
+        if (sscanf(line, "%*u %*u %u:%u", &maj, &min) != 2)
+                return -ENOENT;
+        *ret = makedev(maj, min);
+        return 0;
+}
+
+int modules_mount_fstype(const char *mountinfo, size_t len, uint64_t mnt_id, char *buf, size_t size) {
+        const char *p, *sep, *end;
+        size_t l, n;
+
+        assert(size > 0);
+        if (mount_line(mountinfo, len, mnt_id, &p, &l) < 0)
+                return -ENOENT;
+        end = p + l;
+        /* the optional fields end at a lone "-"; no field before has a space (mountinfo escapes them) */
+        sep = memmem(p, l, " - ", strlen(" - "));
+        if (!sep)
+                return -ENOENT;
+        p = sep + strlen(" - ");
+        n = field_len(p, end);
+        if (n == 0 || n >= size)
+                return -ENOENT;
+        memcpy(buf, p, n);
+        buf[n] = 0;
+        return 0;
+}
+
+bool modules_fstype_trusted_fuse(const char *fstype) {
+        return strcmp(fstype, "virtiofs") == 0;
 }
 
 /* Kernel interfaces dressed as files: nothing on them is a module, and some of them (procfs's
@@ -153,6 +208,19 @@ static int resolve_beneath(int root, const char *path) {
         return fd < 0 ? negative_errno() : fd;
 }
 
+/* Whether a file on a FUSE file system (statx gave sx) may be opened. Every close of a descriptor
+ * of a FUSE file asks its server to FLUSH and waits for the answer uninterruptibly, SIGKILL or not
+ * (the request is forced): one in the manager's or a worker's hands would let the server, any
+ * user's program, freeze them for ever. virtiofs shares the magic; its server is the host's, and
+ * no user mounts it, so its files are opened as any other. Undecided is refused. */
+static bool fuse_trusted(const struct statx *sx, const char *mountinfo, size_t mlen) {
+        char fstype[MOUNT_FSTYPE_MAX];
+
+        return (sx->stx_mask & STATX_MNT_ID) &&
+               modules_mount_fstype(mountinfo, mlen, sx->stx_mnt_id, fstype, sizeof fstype) == 0 &&
+               modules_fstype_trusted_fuse(fstype);
+}
+
 /* Whether the O_PATH fd is the very file the maps line names: a regular file with its inode,
  * on its device. maps gives the superblock's device; stat() may give another where a file
  * system numbers its subvolumes apart (btrfs): then the mount the file was reached through
@@ -174,7 +242,11 @@ static int check_mapped(int fd, const MapsFile *mf, const char *mountinfo, size_
                 return -ESTALE;
         if (fstatfs(fd, &sf) < 0)
                 return negative_errno();
-        return modules_fs_refused((uint64_t) sf.f_type) ? -EREMOTEIO : 0;
+        if (modules_fs_refused((uint64_t) sf.f_type))
+                return -EREMOTEIO;
+        if ((uint64_t) sf.f_type == FUSE_SUPER_MAGIC && !fuse_trusted(&sx, mountinfo, mlen))
+                return -EREMOTE;
+        return 0;
 }
 
 /* The file a maps line names, opened for reading with the caller's credentials. The O_PATH

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -73,6 +74,37 @@ static void test_mount_dev(void) {
         CHECK(d == makedev(0, 5));
         CHECK_EQ(modules_mount_dev(mi, strlen(mi), 3, &d), -ENOENT);
         CHECK_EQ(modules_mount_dev(mi, strlen(mi), 2, &d), -ENOENT); /* a parent ID is not a mount ID */
+}
+
+static void test_mount_fstype(void) {
+        const char *mi = "22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw\n"
+                         "35 22 0:31 /@home /home rw,relatime shared:20 master:3 - btrfs /dev/sda1 rw\n"
+                         "36 22 0:60 / /tmp/a\\040-\\040b rw,nosuid - fuse.sshfs u@h: rw,user_id=1000\n"
+                         "37 22 0:61 / /mnt/virt rw - virtiofs share rw\n"
+                         "38 22 0:62 / /mnt/no-sep rw fuse x rw\n"
+                         "39 22 0:63 / /mnt/long rw - fuse.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa x rw\n"
+                         "40 22 0:64 / /mnt/last rw - fuse";
+        char t[32];
+
+        CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 22, t, sizeof t), 0);
+        CHECK(strcmp(t, "ext4") == 0);
+        CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 35, t, sizeof t), 0);
+        CHECK(strcmp(t, "btrfs") == 0);
+        CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 36, t, sizeof t), 0);
+        CHECK(strcmp(t, "fuse.sshfs") == 0);
+        CHECK(!modules_fstype_trusted_fuse(t));
+        CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 37, t, sizeof t), 0);
+        CHECK(modules_fstype_trusted_fuse(t));
+        CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 38, t, sizeof t), -ENOENT); /* no separator */
+        CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 39, t, sizeof t), -ENOENT); /* too long for t */
+        CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 40, t, sizeof t), 0);      /* the last line, unterminated */
+        CHECK(strcmp(t, "fuse") == 0 && !modules_fstype_trusted_fuse(t));
+        /* a length that ends inside the type: nothing past it is read */
+        CHECK_EQ(modules_mount_fstype(mi, strlen(mi) - 2, 40, t, sizeof t), 0);
+        CHECK(strcmp(t, "fu") == 0);
+        CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 2, t, sizeof t), -ENOENT);
+        CHECK(!modules_fstype_trusted_fuse("fuse.virtiofs"));
+        CHECK(!modules_fstype_trusted_fuse("fuseblk"));
 }
 
 static void test_fs_refused(void) {
@@ -240,6 +272,7 @@ int main(void) {
         test_maps_line();
         test_path_in_root();
         test_mount_dev();
+        test_mount_fstype();
         test_fs_refused();
         test_walk();
         test_open();
