@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A FUSE server for the tests that stalls: one file, "f"; its first open is answered (the
- * hostile user's own program maps it), every later open and every read is never answered.
- * `fuse-stall MOUNTPOINT [allow_other]`. Test helper: serves only its mount. */
+/* A FUSE server for the tests that stalls: one file, "f". Mode "open" (the default): its first
+ * open is answered (the hostile user's own program maps it), every later open, every read and
+ * every statfs (what a reader asks of the file system before it opens a file there) is never
+ * answered. Mode "flush": every open and read is answered (the file is zeros), the first
+ * FLUSH (the user's own program closing it) too, every later FLUSH never: the kernel waits for
+ * that answer uninterruptibly in whoever closes a descriptor of the file.
+ * `fuse-stall MOUNTPOINT [allow_other [open|flush]]`. Test helper: serves only its mount. */
 #define FUSE_USE_VERSION 34
 #include <errno.h>
+#include <stdbool.h>
 #include <fuse_lowlevel.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define FILE_INO 2
@@ -51,21 +57,46 @@ static void on_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         fuse_reply_attr(req, &st, CACHE_SECONDS);
 }
 
-static unsigned opens;
+static bool stall_flush; /* mode "flush" */
+static unsigned opens, flushes;
 
 /* The point of it all: a request read and never answered. */
 static void on_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
         if (ino != FILE_INO)
                 fuse_reply_err(req, EISDIR);
-        else if (opens++ == 0)
+        else if (opens++ == 0 || stall_flush)
                 fuse_reply_open(req, fi);
         else
                 fprintf(stderr, "fuse-stall: open from pid %d: not answering\n", (int) fuse_req_ctx(req)->pid);
 }
 
 static void on_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+        static const char zeros[FILE_SIZE];
+
+        if (stall_flush) {
+                size_t left = off < 0 || off >= FILE_SIZE ? 0 : (size_t) (FILE_SIZE - off);
+
+                fuse_reply_buf(req, left > 0 ? zeros + off : zeros, size < left ? size : left);
+                return;
+        }
         fprintf(stderr, "fuse-stall: read of %zu bytes at %lld from pid %d: not answering\n", size, (long long) off,
                 (int) fuse_req_ctx(req)->pid);
+}
+
+static void on_statfs(fuse_req_t req, fuse_ino_t ino) {
+        struct statvfs st = { .f_bsize = 4096, .f_namemax = 255 };
+
+        if (stall_flush)
+                fuse_reply_statfs(req, &st);
+        else
+                fprintf(stderr, "fuse-stall: statfs from pid %d: not answering\n", (int) fuse_req_ctx(req)->pid);
+}
+
+static void on_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+        if (flushes++ == 0 || !stall_flush)
+                fuse_reply_err(req, 0);
+        else
+                fprintf(stderr, "fuse-stall: flush from pid %d: not answering\n", (int) fuse_req_ctx(req)->pid);
 }
 
 static const struct fuse_lowlevel_ops ops = {
@@ -73,6 +104,8 @@ static const struct fuse_lowlevel_ops ops = {
         .getattr = on_getattr,
         .open = on_open,
         .read = on_read,
+        .flush = on_flush,
+        .statfs = on_statfs,
 };
 
 int main(int argc, char **argv) {
@@ -81,10 +114,12 @@ int main(int argc, char **argv) {
         struct fuse_session *se;
         int r = 1;
 
-        if (argc < 2 || (argc > 2 && strcmp(argv[2], "allow_other") != 0)) {
-                fprintf(stderr, "usage: %s MOUNTPOINT [allow_other]\n", argv[0]);
+        if (argc < 2 || argc > 4 || (argc > 2 && strcmp(argv[2], "allow_other") != 0) ||
+            (argc > 3 && strcmp(argv[3], "open") != 0 && strcmp(argv[3], "flush") != 0)) {
+                fprintf(stderr, "usage: %s MOUNTPOINT [allow_other [open|flush]]\n", argv[0]);
                 return 2;
         }
+        stall_flush = argc > 3 && strcmp(argv[3], "flush") == 0;
         se = fuse_session_new(&args, &ops, sizeof ops, NULL);
         if (!se)
                 return 1;

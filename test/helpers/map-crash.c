@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Maps one page of a file and crashes (SIGSEGV): `map-crash FILE [PAGE]` maps page PAGE (0 if
  * not given: a page past the first keeps the kernel's own dump from reading the file, which it
- * does for the first page of a mapping to look for an ELF header). Prints "mapped"; with
+ * does for the first page of a mapping to look for an ELF header) and closes the file (the
+ * mapping keeps it). Prints "mapped"; with
  * MAP_CRASH_WAIT set, then waits for a byte on stdin before crashing. Test helper: touches only
  * FILE and its own memory. */
 #include <fcntl.h>
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
                 perror("mmap");
                 return 1;
         }
+        close(fd);
         printf("mapped\n");
         fflush(stdout);
         if (getenv("MAP_CRASH_WAIT")) {

@@ -4,6 +4,8 @@
 process maps and the memory /proc reads. The unprivileged test user attacks; root's files and
 root's crashes are the victims. Each case failed before its fix."""
 import ctypes
+import re
+import signal
 import os
 import shutil
 import struct
@@ -18,6 +20,7 @@ MAP_CRASH = os.path.join(BUILD, "test", "map-crash")
 FUSE_STALL = os.path.join(BUILD, "test", "fuse-stall")
 COLLECT_TIMEOUT = 5  # COLLECT_TIMEOUT_USEC, src/manager/collector.h
 PROMPT = 3  # seconds a crash may take while another is stalled: well under the stall's deadline
+DAEMON_STOP_S = 10  # SIGTERM to exit, with nothing stuck
 
 IN_ACCESS, IN_OPEN = 0x1, 0x20
 IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, 0o2000000
@@ -162,10 +165,11 @@ def allow_other():
         f.write((old or "") + "\nuser_allow_other\n")
 
 
-def start_fuse(user):
+def start_fuse(user, stall="open"):
     """The user's FUSE file system, mounted through setuid fusermount3 as any user can, whose
-    server answers the first open of its file and stalls every later one. Stopped, and its
-    mount gone, whatever happens."""
+    server (test/helpers/fuse-stall.c) answers the first open of its file and stalls every later
+    one, or with stall="flush" answers everything but FLUSH after the first. Stopped, and its mount
+    gone, whatever happens; stop() returns what the server printed of what it did not answer."""
     if not shutil.which("fusermount3") or not os.path.exists("/dev/fuse"):
         skip("no FUSE here (fusermount3, /dev/fuse)")
     mode = os.stat("/dev/fuse").st_mode & 0o777
@@ -175,7 +179,7 @@ def start_fuse(user):
         _restore.append((lambda: os.chmod("/dev/fuse", mode), f"/dev/fuse mode {mode:o}"))
     allow_other()
     mnt = user_dir(user)
-    server = subprocess.Popen(as_user(user, [FUSE_STALL, mnt, "allow_other"]), stdout=subprocess.PIPE,
+    server = subprocess.Popen(as_user(user, [FUSE_STALL, mnt, "allow_other", stall]), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
 
     def stop():
@@ -183,6 +187,7 @@ def start_fuse(user):
             server.kill()  # its /dev/fuse closes: every request still waiting fails, nothing stays stuck
             server.wait(30)
         subprocess.run(["umount", "-l", mnt], stderr=subprocess.DEVNULL)
+        return server.stderr.read().decode(errors="replace") if server.stderr else ""
 
     _restore.append((stop, f"FUSE server {server.pid} on {mnt}"))
     line = server.stdout.readline()
@@ -201,7 +206,9 @@ def case_fuse_stall():
     with a record saying where it stalled, and the user's next crash is stored at once, without
     those reads, saying why. (A FUSE page over the command line or environment stalls nobody:
     the kernel reads /proc/PID/cmdline and environ from anonymous memory only, FOLL_ANON, and
-    such a page reads as nothing; the collector reads them all the same, and the memory map.)"""
+    such a page reads as nothing; the collector reads them all the same, and the memory map.)
+    Files on FUSE are no longer opened (fuse_flush): the collector's statfs of the file system,
+    its first question, is what the server leaves unanswered now."""
     user = test_user()
     env = Env()
     mnt, stop_fuse = start_fuse(user)
@@ -209,6 +216,65 @@ def case_fuse_stall():
         fuse_stall(env, user, mnt, stop_fuse)
     finally:
         stop_fuse()  # before the daemon is stopped: a stuck daemon cannot die while the server lives
+
+
+def case_fuse_flush():
+    """The user's FUSE server (allow_other, as user_allow_other permits) answers every open and
+    read of its file, and the FLUSH of its own program's close, but no later FLUSH. The kernel
+    sends FLUSH at every close of a descriptor of a FUSE file and waits for the answer
+    uninterruptibly, SIGKILL or not. The collector opened the user's mapped file for the traces,
+    and the manager and the worker each closed their descriptor of it: the manager froze on that
+    close for ever, and every later crash with it, root's included, and it could not even be
+    stopped. Now no file on FUSE is opened for the traces (its file system is told apart before
+    any open): the server sees no open but its own program's, the user's crash and root's after
+    it are stored at once, and the daemon stops while the server still runs."""
+    user = test_user()
+    env = Env()
+    mnt, stop_fuse = start_fuse(user, "flush")
+    try:
+        hostile = os.path.join(mnt, "f")
+        d = env.start(environ={"COREDUMP_SOCKET_LOG_LEVEL": "debug"})  # the refusal is a debug line
+        user_pid, took = timed_crash_of(as_user(user, [MAP_CRASH, hostile, "1"]))
+        rec = record_of(env, user_pid, d, timeout=PROMPT)
+        check(rec.get("COREDUMP_FILENAME") and "COREDUMP_PROCESSING_ERROR" not in rec,
+              f"the user's crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}\n{d.log_text()}")
+        check(rec.get("COREDUMP_ENVIRON") and not rec.get("COREDUMP_PROC_INCOMPLETE"),
+              f"the user's crash was not read whole: {rec.get('COREDUMP_PROC_INCOMPLETE')!r}")
+        check_traces(rec, "the user's crash")
+        d.wait_log(rf"Crash of PID {user_pid}: \d+ mapped files not opened for the traces, the first "
+                   rf"{re.escape(hostile)}: ", timeout=PROMPT)
+        root_pid, took2 = timed_crash()
+        check(took2 < PROMPT, f"root's crash after the user's took {took2:.1f} s:\n{d.log_text()}")
+        root = record_of(env, root_pid, d, timeout=PROMPT)
+        check(root.get("COREDUMP_FILENAME"), f"root's crash not stored: {root}\n{d.log_text()}")
+        d.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = d.proc.wait(DAEMON_STOP_S)
+        except subprocess.TimeoutExpired:
+            rc = None
+        stalled = stop_fuse()  # the daemon can end now whatever happened
+        check(rc is not None, f"the daemon did not stop in {DAEMON_STOP_S} s while the FUSE server ran "
+              f"(it answers no FLUSH: {stalled.strip()!r}):\n{d.log_text()}")
+        check(d.stop() == 0, "the daemon did not stop cleanly")
+        check("open from pid" not in stalled and "flush from pid" not in stalled,
+              f"the daemon opened the user's FUSE file: {stalled.strip()!r}")
+        print(f"observed: the user's crash (its mapped file on FUSE) took {took:.2f} s, root's after it "
+              f"{took2:.2f} s; the FUSE file never opened; the daemon stopped with the server running")
+    finally:
+        stop_fuse()  # before the daemon is stopped: a stuck daemon cannot die while the server lives
+
+
+def timed_crash_of(argv):
+    """(pid, seconds) of argv, which crashes at once: as timed_crash(), for another program."""
+    t = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _restore.append((lambda: p.poll() is None and p.kill(), f"{argv[0]} {p.pid}"))
+    try:
+        rc = p.wait(COLLECT_TIMEOUT + 30)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"a crash did not complete in {COLLECT_TIMEOUT + 30} s: the manager is stalled")
+    check(rc == -11, f"{argv} ended with {rc}: {p.stderr.read()!r}")
+    return p.pid, time.monotonic() - t
 
 
 def timed_crash(user=None):
@@ -320,4 +386,4 @@ def case_log_escapes():
 if __name__ == "__main__":
     run_cases({"modules_symlink": case_modules_symlink, "modules_access": case_modules_access,
                "fuse_stall": case_fuse_stall,
-               "fuse_stall_short_timeout": case_fuse_stall_short_timeout, "log_escapes": case_log_escapes})
+               "fuse_stall_short_timeout": case_fuse_stall_short_timeout, "fuse_flush": case_fuse_flush, "log_escapes": case_log_escapes})
