@@ -444,8 +444,9 @@ os.execv(REAL, [REAL] + sys.argv[1:])
 SYS_UNSHARE = {"x86_64": 272, "aarch64": 97}[os.uname().machine]
 
 
-def start_filtered(env, name, insns):
-    """Starts env's coredumpd under the seccomp filter insns (a wrapper script named name)."""
+def start_filtered(env, name, insns, **start):
+    """Starts env's coredumpd under the seccomp filter insns (a wrapper script named name); start:
+    env.start()'s arguments."""
     global COREDUMPD
     real = COREDUMPD
     wrapper = os.path.join(env.base, name)
@@ -454,7 +455,7 @@ def start_filtered(env, name, insns):
     os.chmod(wrapper, 0o755)
     COREDUMPD = wrapper
     try:
-        return env.start()
+        return env.start(**start)
     finally:
         COREDUMPD = real
 

@@ -4,6 +4,7 @@
 process maps and the memory /proc reads. The unprivileged test user attacks; root's files and
 root's crashes are the victims. Each case failed before its fix."""
 import ctypes
+import errno
 import re
 import signal
 import os
@@ -14,13 +15,19 @@ import tempfile
 import time
 
 from corpus import message_frames
-from cdtest import (BUILD, CRASHER, Env, _restore, check, crash, record_of, run_cases, skip, test_user)
+from cdtest import (BUILD, CRASHER, Env, _restore, check, crash, record_of, run_cases, skip, start_filtered,
+                    start_python_crash, test_user)
 
 MAP_CRASH = os.path.join(BUILD, "test", "map-crash")
 FUSE_STALL = os.path.join(BUILD, "test", "fuse-stall")
 COLLECT_TIMEOUT = 5  # COLLECT_TIMEOUT_USEC, src/manager/collector.h
 PROMPT = 3  # seconds a crash may take while another is stalled: well under the stall's deadline
 DAEMON_STOP_S = 10  # SIGTERM to exit, with nothing stuck
+SYS_OPENAT2 = 437  # the same on every architecture (it came after their tables were unified)
+NO_OPENAT2 = [(0x20, 0, 0, 0),                  # ld [nr]
+              (0x15, 0, 1, SYS_OPENAT2),        # jeq openat2
+              (0x06, 0, 0, 0x00050000 | 38),    # ret ERRNO(ENOSYS)
+              (0x06, 0, 0, 0x7fff0000)]         # ret ALLOW
 
 IN_ACCESS, IN_OPEN = 0x1, 0x20
 IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, 0o2000000
@@ -95,8 +102,14 @@ def case_modules_symlink():
     file: the manager resolved maps' text, followed the link as root and handed the worker a
     descriptor of the secret. Now a module is opened only if it is the very inode maps names,
     with no symlink followed: the secret is never opened, the crash is stored with traces."""
-    user = test_user()
     env = Env()
+    planted, pid = symlink_attack(env, env.start())
+    print(f"observed: maps names {planted!r}, the secret was not opened, PID {pid} stored with traces")
+
+
+def symlink_attack(env, d):
+    """case_modules_symlink's attack on the daemon d: (the planted path, the crash's PID)."""
+    user = test_user()
     # readable by the user too: the file-system credentials alone would not keep it closed, so
     # this shows the symlink and inode checks (modules_access shows the credentials)
     secret = os.path.join(env.base, "secret")
@@ -110,7 +123,6 @@ def case_modules_symlink():
     planted = os.path.join(home, "lib\\012.so")
     os.symlink(secret, planted)
     os.lchown(planted, user.pw_uid, user.pw_gid)
-    d = env.start()
     watch = OpenWatch([secret])
     pid = run_map_crash(user, mapped)
     rec = record_of(env, pid, d)
@@ -119,7 +131,32 @@ def case_modules_symlink():
     opened = watch.events()
     check(not opened, f"the secret behind the planted symlink was opened: {opened}")
     check_traces(rec, "the attacker's crash")
-    print(f"observed: maps names {planted!r}, the secret was not opened, PID {pid} stored with traces")
+    return planted, pid
+
+
+def case_modules_no_openat2():
+    """Where openat2() is missing or filtered (systemd's seccomp filters answer ENOSYS for the
+    calls their libseccomp does not know), the collector finds a mapped file by walking its path
+    one component at a time with O_NOFOLLOW (fd_walk_beneath()). The daemon runs here under a
+    filter that answers openat2() with ENOSYS, which its collectors inherit: python3's crash has
+    its top frame named from libc's own symbol table (libc's file was opened, through the walk);
+    modules_symlink's planted symlink is refused by the walk itself (ELOOP: openat2() would
+    have handed the link to the inode check, which refuses it as no regular file), and the
+    secret behind it is never opened."""
+    env = Env()
+    d = start_filtered(env, "coredumpd-no-openat2", NO_OPENAT2, environ={"COREDUMP_SOCKET_LOG_LEVEL": "debug"})
+    p = start_python_crash(env, "python3-walk")
+    check(p.wait(60) == -11, f"python3 ended with {p.returncode}")
+    rec = record_of(env, p.pid, d)
+    check(rec.get("COREDUMP_FILENAME"), f"python3's crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    check(re.search(rb"#0 +0x[0-9a-f]+ kill \(libc\.so\.6 \+ 0x", rec.get("MESSAGE", b"")),
+          f"python3's top frame is not named from libc's symbols (its file not opened):\n"
+          f"{rec.get('MESSAGE', b'').decode(errors='replace')}\n{d.log_text()}")
+    planted, pid = symlink_attack(env, d)
+    d.wait_log(rf"Crash of PID {pid}: \d+ mapped files not opened for the traces, the first "
+               rf"{re.escape(planted)}: {re.escape(os.strerror(errno.ELOOP))}")
+    print(f"observed: openat2() filtered; python3 {p.pid} stored with libc's frames named; "
+          f"{planted!r} refused by the walk (ELOOP), the secret not opened")
 
 
 def case_modules_access():
@@ -386,4 +423,5 @@ def case_log_escapes():
 if __name__ == "__main__":
     run_cases({"modules_symlink": case_modules_symlink, "modules_access": case_modules_access,
                "fuse_stall": case_fuse_stall,
-               "fuse_stall_short_timeout": case_fuse_stall_short_timeout, "fuse_flush": case_fuse_flush, "log_escapes": case_log_escapes})
+               "fuse_stall_short_timeout": case_fuse_stall_short_timeout, "fuse_flush": case_fuse_flush,
+               "modules_no_openat2": case_modules_no_openat2, "log_escapes": case_log_escapes})
