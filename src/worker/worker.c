@@ -718,5 +718,13 @@ int main(int argc, char **argv) {
                 log_error("coredump-worker takes no arguments (or --zygote); coredumpd starts it");
                 return 2;
         }
-        return worker_main();
+        r = worker_main();
+#ifdef SANITIZED
+        return r; /* the sanitizers' reports run at exit */
+#else
+        /* Everything is written and closed: the exit handlers (libdw's, libelf's, zstd's and
+         * glibc's destructors) would only touch, and copy, pages shared with the zygote. */
+        (void) fflush(NULL);
+        _exit(r);
+#endif
 }
