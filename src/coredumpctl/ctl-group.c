@@ -15,7 +15,6 @@
 #include "ctl-table.h"
 #include "log.h"
 #include "parse-util.h"
-#include "trace-frame.h"
 
 typedef struct Group {
         char key[CRASH_SIGNATURE_SIZE]; /* COREDUMP_SIGNATURE, or "" for the entries without */
@@ -28,14 +27,29 @@ typedef struct Group {
         size_t n_machines;
 } Group;
 
-/* A frame line's symbol, unless it is "n/a". */
+/* "#0  0x00007f... symbol (module + 0x12)": the symbol, unless it is "n/a". */
 static bool frame_symbol(const char *line, size_t len, const char **ret, size_t *ret_len) {
-        TraceFrame f;
+        const char *p = line, *end = line + len, *sym;
 
-        if (!trace_frame_parse(line, len, &f) || (f.name_len == 3 && memcmp(line + f.name_off, "n/a", 3) == 0))
+        while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+        if (p >= end || *p != '#')
                 return false;
-        *ret = line + f.name_off;
-        *ret_len = f.name_len;
+        while (p < end && *p != ' ') /* "#n" */
+                p++;
+        while (p < end && *p == ' ')
+                p++;
+        while (p < end && *p != ' ') /* "0x..." */
+                p++;
+        while (p < end && *p == ' ')
+                p++;
+        sym = p;
+        while (p < end && *p != ' ')
+                p++;
+        if (p == sym || (p - sym == 3 && memcmp(sym, "n/a", 3) == 0))
+                return false;
+        *ret = sym;
+        *ret_len = (size_t) (p - sym);
         return true;
 }
 

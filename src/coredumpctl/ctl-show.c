@@ -244,9 +244,9 @@ static void print_storage(const CtlArgs *a, FILE *f, const Entry *e) {
 static bool has_unnamed_frame(const char *message) {
         for (const char *p = message; p && *p;) {
                 const char *eol = strchrnul(p, '\n');
-                TraceFrame fr;
+                SymFrame fr;
 
-                if (trace_frame_parse(p, (size_t) (eol - p), &fr) && fr.name_len == 3 &&
+                if (symbolize_parse_frame(p, (size_t) (eol - p), &fr) && fr.name_len == 3 &&
                     memcmp(p + fr.name_off, "n/a", 3) == 0 && !(fr.module_len == 3 && memcmp(p + fr.module_off, "n/a", 3) == 0))
                         return true;
                 p = *eol ? eol + 1 : NULL;

@@ -30,7 +30,28 @@
 #include "dwfl-name.h"
 #endif
 
+#define FRAME_HEX_MAX 16U         /* digits of a 64-bit address or offset */
+#define FRAME_INDEX_DIGITS_MAX 9U /* of a frame's number */
 #define WITH_BUILD_ID " with build-id "
+
+static bool is_hex(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* len hex digits (1..FRAME_HEX_MAX) as a number. */
+static bool parse_hex(const char *s, size_t len, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (len == 0 || len > FRAME_HEX_MAX)
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                if (!is_hex(s[i]))
+                        return false;
+                v = v << 4 | (uint64_t) (s[i] <= '9' ? s[i] - '0' : s[i] - 'a' + 10);
+        }
+        *ret = v;
+        return true;
+}
 
 /* The last occurrence of needle in line[from, len), or SIZE_MAX. */
 static size_t rfind(const char *line, size_t from, size_t len, const char *needle) {
@@ -40,6 +61,54 @@ static size_t rfind(const char *line, size_t from, size_t len, const char *needl
                 if (memcmp(line + i - nl, needle, nl) == 0)
                         return i - nl;
         return SIZE_MAX;
+}
+
+/* "#N" then spaces, "0x" and the address, one space: the index and where the name starts. */
+static bool parse_frame_head(const char *line, size_t len, unsigned *ret_index, size_t *ret_name_off) {
+        size_t p = 1, hex_start;
+        uint64_t v;
+
+        if (len == 0 || line[0] != '#')
+                return false;
+        while (p < len && p <= FRAME_INDEX_DIGITS_MAX && line[p] >= '0' && line[p] <= '9')
+                p++;
+        if (p == 1 || p >= len || line[p] != ' ')
+                return false;
+        *ret_index = (unsigned) strtoul(line + 1, NULL, 10);
+        while (p < len && line[p] == ' ')
+                p++;
+        if (len - p < 3 || line[p] != '0' || line[p + 1] != 'x')
+                return false;
+        hex_start = p += 2;
+        while (p < len && is_hex(line[p]))
+                p++;
+        if (!parse_hex(line + hex_start, p - hex_start, &v) || p >= len || line[p] != ' ')
+                return false;
+        *ret_name_off = p + 1;
+        return true;
+}
+
+bool symbolize_parse_frame(const char *line, size_t len, SymFrame *ret) {
+        SymFrame f = {};
+        size_t open, plus;
+
+        if (!parse_frame_head(line, len, &f.index, &f.name_off) || len < f.name_off + 1 || line[len - 1] != ')')
+                return false;
+        /* names have no spaces (the worker does not demangle), file names may: the name ends at
+         * the first " (", the module at the last " + 0x" */
+        open = f.name_off;
+        while (open < len && line[open] != ' ')
+                open++;
+        if (open == f.name_off || len - open < 2 || line[open + 1] != '(')
+                return false;
+        plus = rfind(line, open + 2, len - 1, " + 0x");
+        if (plus == SIZE_MAX || plus == open + 2 || !parse_hex(line + plus + 5, len - 1 - (plus + 5), &f.offset))
+                return false;
+        f.name_len = open - f.name_off;
+        f.module_off = open + 2;
+        f.module_len = plus - f.module_off;
+        *ret = f;
+        return true;
 }
 
 bool symbolize_parse_module(const char *line, size_t len, SymModuleLine *ret) {
@@ -58,7 +127,7 @@ bool symbolize_parse_module(const char *line, size_t len, SymModuleLine *ret) {
                 .id_len = len - w - strlen(WITH_BUILD_ID),
         };
         for (size_t i = ret->id_off; i < len; i++)
-                if (!trace_is_hex(line[i]))
+                if (!is_hex(line[i]))
                         return false;
         return ret->id_len > 0 && ret->id_len % 2 == 0 && ret->id_len <= 2 * SYMBOLIZE_BUILD_ID_MAX;
 }
@@ -121,7 +190,7 @@ static void add_module(Symbolizer *s, const char *path, size_t path_len, const c
                         return;
         for (size_t i = 0; i < hex_len / 2; i++) {
                 uint64_t b;
-                if (!trace_parse_hex(hex + 2 * i, 2, &b))
+                if (!parse_hex(hex + 2 * i, 2, &b))
                         return;
                 m->build_id[i] = (uint8_t) b;
         }
@@ -301,7 +370,7 @@ static SymModule *module_named(Symbolizer *s, const char *base, size_t len) {
 }
 
 /* The frame's new name, or NULL to keep the stored one. */
-static const char *frame_name(Symbolizer *s, const char *line, const TraceFrame *f) {
+static const char *frame_name(Symbolizer *s, const char *line, const SymFrame *f) {
         SymModule *m = module_named(s, line + f->module_off, f->module_len);
         const char *name;
 
@@ -318,9 +387,9 @@ static const char *frame_name(Symbolizer *s, const char *line, const TraceFrame 
 
 static void rewrite_line(Symbolizer *s, FILE *out, const char *line, size_t len) {
         const char *name = NULL;
-        TraceFrame f;
+        SymFrame f;
 
-        if (s->n_renamed < SYMBOLIZE_FRAMES_MAX && trace_frame_parse(line, len, &f))
+        if (s->n_renamed < SYMBOLIZE_FRAMES_MAX && symbolize_parse_frame(line, len, &f))
                 name = frame_name(s, line, &f);
         if (!name) {
                 fwrite(line, 1, len, out);

@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #include "macro.h"
-#include "trace-frame.h"
 
 /* Bounds. Modules looked up per entry (the worker's MODULES_MAX); the address span each module is
  * placed in (a frame's offset beyond it is not looked up); frames renamed per entry (the worker's
@@ -30,13 +29,22 @@
 #define SYMBOLIZE_NOTE_MAX 1024U
 #define SYMBOLIZE_FILE_MAX (UINT64_C(1) << 30)
 
-/* "Module /path with build-id 0123abcd" (a frame line: trace-frame.h) */
+/* "#3  0x00007f0123456789 name (module + 0x1234)", as the worker prints a frame. */
+typedef struct SymFrame {
+        unsigned index;
+        size_t name_off, name_len;     /* the function name ("n/a" if none) within the line */
+        size_t module_off, module_len; /* the module's file name within the line */
+        uint64_t offset;               /* the frame's address minus the module's start */
+} SymFrame;
+
+/* "Module /path with build-id 0123abcd" */
 typedef struct SymModuleLine {
         size_t path_off, path_len;
         size_t id_off, id_len; /* hex digits */
 } SymModuleLine;
 
-/* Whether line (len bytes, no newline) is a module with its build-id (pure). */
+/* Whether line (len bytes, no newline) is a frame / a module with its build-id (pure). */
+bool symbolize_parse_frame(const char *line, size_t len, SymFrame *ret);
 bool symbolize_parse_module(const char *line, size_t len, SymModuleLine *ret);
 
 /* Whether DEBUGINFOD_URLS is set and not empty: only then are traces looked up again. */

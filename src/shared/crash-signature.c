@@ -12,7 +12,6 @@
 #include "crash-signature.h"
 #include "json.h"
 #include "sha256.h"
-#include "trace-frame.h"
 
 #define MODULE_PREFIX "Module "
 #define WITH_BUILD_ID " with build-id "
@@ -161,6 +160,32 @@ static void module_id(const char *trace, const char *json, const char *match, si
         file_id(match, match_len, buf, size);
 }
 
+/* "#N  0x... NAME (MODULE + 0xOFFSET)": the module's file name and the offset. */
+static bool frame_parse(Line l, Line *ret_module, uint64_t *ret_offset, uint64_t *ret_pc) {
+        const char *plus = line_rfind(l, " + 0x"), *open, *end = l.p + l.len;
+        char *num_end;
+        Line head;
+
+        if (!starts_with(l, "#") || !plus || end[-1] != ')')
+                return false;
+        head = (Line) { l.p, (size_t) (plus - l.p) };
+        open = line_rfind(head, " (");
+        if (!open)
+                return false;
+        *ret_module = (Line) { open + 2, (size_t) (plus - open - 2) };
+        errno = 0;
+        *ret_offset = strtoull(plus + 3, &num_end, 16);
+        if (errno != 0 || num_end != end - 1)
+                return false;
+        *ret_pc = 0;
+        for (const char *p = l.p; p < open; p++)
+                if (p[0] == ' ' && p[1] == '0' && p[2] == 'x') {
+                        *ret_pc = strtoull(p + 3, NULL, 16);
+                        break;
+                }
+        return true;
+}
+
 static void hash_line(Sha256 *s, const char *fmt_key, const char *value) {
         sha256_update(s, fmt_key, strlen(fmt_key));
         sha256_update(s, " ", 1);
@@ -181,20 +206,19 @@ static unsigned hash_frames(Sha256 *s, const char *trace, const char *json) {
                 return 0;
         while (n < CRASH_SIGNATURE_FRAMES && line_next(&cursor, &l) && l.len > 0) {
                 char id[MODULE_ID_MAX], frame[MODULE_ID_MAX + 32];
-                TraceFrame f;
+                uint64_t offset, pc;
                 Line mod;
 
-                if (!trace_frame_parse(l.p, l.len, &f))
+                if (!frame_parse(l, &mod, &offset, &pc))
                         continue;
-                mod = (Line) { l.p + f.module_off, f.module_len };
                 if (mod.len == 3 && memcmp(mod.p, "n/a", 3) == 0) {
-                        if (f.pc < CRASH_SIGNATURE_LOW_PC)
-                                snprintf(frame, sizeof frame, "none+0x%" PRIx64, f.pc);
+                        if (pc < CRASH_SIGNATURE_LOW_PC)
+                                snprintf(frame, sizeof frame, "none+0x%" PRIx64, pc);
                         else
                                 snprintf(frame, sizeof frame, "none");
                 } else {
                         module_id(trace, json, mod.p, mod.len, true, id, sizeof id);
-                        snprintf(frame, sizeof frame, "%s+0x%" PRIx64, id, f.offset);
+                        snprintf(frame, sizeof frame, "%s+0x%" PRIx64, id, offset);
                 }
                 hash_line(s, "frame", frame);
                 n++;

@@ -17,9 +17,9 @@ static void parse_lines(const char *text) {
                 const char *eol = strchrnul(p, '\n');
                 size_t len = (size_t) (eol - p);
                 SymModuleLine m;
-                TraceFrame f;
+                SymFrame f;
 
-                if (trace_frame_parse(p, len, &f) &&
+                if (symbolize_parse_frame(p, len, &f) &&
                     (f.name_off + f.name_len > len || f.module_off + f.module_len > len))
                         __builtin_trap();
                 if (symbolize_parse_module(p, len, &m) &&
