@@ -37,8 +37,9 @@
 #ifndef FUSE_SUPER_MAGIC
 #define FUSE_SUPER_MAGIC 0x65735546 /* fuse, fuseblk and virtiofs alike */
 #endif
-#define MOUNT_FSTYPE_MAX 64
+#define MOUNT_FSTYPE_MAX 64    /* a mountinfo type ("fuse.sshfs"): longer ones are no virtiofs */
 #define MOUNT_ID_DIGITS_MAX 20 /* a 64-bit mount ID in decimal */
+#define MOUNT_HEAD_MAX 128     /* "ID PARENT MAJ:MIN ", and more */
 
 #define DELETED_SUFFIX " (deleted)"
 #define MAPS_FIELDS_BEFORE_DEV 3 /* range perms offset */
@@ -116,14 +117,14 @@ static int mount_line(const char *mountinfo, size_t len, uint64_t mnt_id, const 
                                 return 0;
                         }
                 }
-                p = eol + 1;
+                p = eol < end ? eol + 1 : end;
         }
         return -ENOENT;
 }
 
 int modules_mount_dev(const char *mountinfo, size_t len, uint64_t mnt_id, dev_t *ret) {
         const char *p;
-        char line[128];
+        char line[MOUNT_HEAD_MAX];
         unsigned maj, min;
         size_t l;
 
@@ -157,8 +158,14 @@ int modules_mount_fstype(const char *mountinfo, size_t len, uint64_t mnt_id, cha
         return 0;
 }
 
-bool modules_fstype_trusted_fuse(const char *fstype) {
-        return strcmp(fstype, "virtiofs") == 0;
+bool modules_mount_trusted_fuse(const char *mountinfo, size_t len, uint64_t mnt_id, dev_t dev) {
+        char fstype[MOUNT_FSTYPE_MAX];
+        dev_t mdev;
+
+        /* mountinfo was read before: a mount ID freed since may name another mount now, but not
+         * with the device of a superblock that is still there (the file's, on its mount) */
+        return modules_mount_fstype(mountinfo, len, mnt_id, fstype, sizeof fstype) == 0 &&
+               strcmp(fstype, "virtiofs") == 0 && modules_mount_dev(mountinfo, len, mnt_id, &mdev) == 0 && mdev == dev;
 }
 
 /* Kernel interfaces dressed as files: nothing on them is a module, and some of them (procfs's
@@ -214,11 +221,8 @@ static int resolve_beneath(int root, const char *path) {
  * user's program, freeze them for ever. virtiofs shares the magic; its server is the host's, and
  * no user mounts it, so its files are opened as any other. Undecided is refused. */
 static bool fuse_trusted(const struct statx *sx, const char *mountinfo, size_t mlen) {
-        char fstype[MOUNT_FSTYPE_MAX];
-
         return (sx->stx_mask & STATX_MNT_ID) &&
-               modules_mount_fstype(mountinfo, mlen, sx->stx_mnt_id, fstype, sizeof fstype) == 0 &&
-               modules_fstype_trusted_fuse(fstype);
+               modules_mount_trusted_fuse(mountinfo, mlen, sx->stx_mnt_id, makedev(sx->stx_dev_major, sx->stx_dev_minor));
 }
 
 /* Whether the O_PATH fd is the very file the maps line names: a regular file with its inode,

@@ -75,8 +75,8 @@ int modules_maps_line(const char *line, size_t len, MapsFile *ret);
 int modules_mount_dev(const char *mountinfo, size_t len, uint64_t mnt_id, dev_t *ret);
 /* Pure: the file system type mountinfo gives the mount with ID mnt_id ("ext4", "fuse.sshfs"). */
 int modules_mount_fstype(const char *mountinfo, size_t len, uint64_t mnt_id, char *buf, size_t size);
-/* Pure: whether files of a FUSE-magic file system of this mountinfo type may be opened (its
- * server is not a user's: virtiofs). */
-bool modules_fstype_trusted_fuse(const char *fstype);
+/* Pure: whether a file with FUSE's magic, on the mount with ID mnt_id and device dev, may be
+ * opened: mountinfo names that mount virtiofs (whose server is not a user's), on that device. */
+bool modules_mount_trusted_fuse(const char *mountinfo, size_t len, uint64_t mnt_id, dev_t dev);
 /* Pure: whether a file system (statfs f_type) is a kernel interface no module is opened on. */
 bool modules_fs_refused(uint64_t f_type);

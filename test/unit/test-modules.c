@@ -92,19 +92,25 @@ static void test_mount_fstype(void) {
         CHECK(strcmp(t, "btrfs") == 0);
         CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 36, t, sizeof t), 0);
         CHECK(strcmp(t, "fuse.sshfs") == 0);
-        CHECK(!modules_fstype_trusted_fuse(t));
+        CHECK(!modules_mount_trusted_fuse(mi, strlen(mi), 36, makedev(0, 60)));
         CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 37, t, sizeof t), 0);
-        CHECK(modules_fstype_trusted_fuse(t));
+        CHECK(strcmp(t, "virtiofs") == 0);
+        CHECK(modules_mount_trusted_fuse(mi, strlen(mi), 37, makedev(0, 61)));
+        /* the ID of a virtiofs mount, the device of another: the ID was freed and taken since */
+        CHECK(!modules_mount_trusted_fuse(mi, strlen(mi), 37, makedev(0, 60)));
+        CHECK(!modules_mount_trusted_fuse(mi, strlen(mi), 99, makedev(0, 61)));
         CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 38, t, sizeof t), -ENOENT); /* no separator */
         CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 39, t, sizeof t), -ENOENT); /* too long for t */
         CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 40, t, sizeof t), 0);      /* the last line, unterminated */
-        CHECK(strcmp(t, "fuse") == 0 && !modules_fstype_trusted_fuse(t));
+        CHECK(strcmp(t, "fuse") == 0 && !modules_mount_trusted_fuse(mi, strlen(mi), 40, makedev(0, 64)));
         /* a length that ends inside the type: nothing past it is read */
         CHECK_EQ(modules_mount_fstype(mi, strlen(mi) - 2, 40, t, sizeof t), 0);
         CHECK(strcmp(t, "fu") == 0);
         CHECK_EQ(modules_mount_fstype(mi, strlen(mi), 2, t, sizeof t), -ENOENT);
-        CHECK(!modules_fstype_trusted_fuse("fuse.virtiofs"));
-        CHECK(!modules_fstype_trusted_fuse("fuseblk"));
+        /* a FUSE file system's type is "fuse" or "fuse.SUBTYPE", whatever its server names it */
+        mi = "41 22 0:65 / /m rw - fuse.virtiofs x rw\n42 22 0:66 / /m rw - fuseblk x rw\n";
+        CHECK(!modules_mount_trusted_fuse(mi, strlen(mi), 41, makedev(0, 65)));
+        CHECK(!modules_mount_trusted_fuse(mi, strlen(mi), 42, makedev(0, 66)));
 }
 
 static void test_fs_refused(void) {
