@@ -4,7 +4,8 @@
  * every statfs (what a reader asks of the file system before it opens a file there) is never
  * answered. Mode "flush": every open and read is answered (the file is zeros), the first
  * FLUSH (the user's own program closing it) too, every later FLUSH never: the kernel waits for
- * that answer uninterruptibly in whoever closes a descriptor of the file.
+ * that answer uninterruptibly in whoever closes a descriptor of the file; every open after the
+ * first is reported on stderr.
  * `fuse-stall MOUNTPOINT [allow_other [open|flush]]`. Test helper: serves only its mount. */
 #define FUSE_USE_VERSION 34
 #include <errno.h>
@@ -64,8 +65,12 @@ static unsigned opens, flushes;
 static void on_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
         if (ino != FILE_INO)
                 fuse_reply_err(req, EISDIR);
-        else if (opens++ == 0 || stall_flush)
+        else if (opens++ == 0)
                 fuse_reply_open(req, fi);
+        else if (stall_flush) {
+                fprintf(stderr, "fuse-stall: open from pid %d: answered\n", (int) fuse_req_ctx(req)->pid);
+                fuse_reply_open(req, fi);
+        }
         else
                 fprintf(stderr, "fuse-stall: open from pid %d: not answering\n", (int) fuse_req_ctx(req)->pid);
 }

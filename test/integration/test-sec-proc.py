@@ -203,10 +203,11 @@ def allow_other():
 
 
 def start_fuse(user, stall="open"):
-    """The user's FUSE file system, mounted through setuid fusermount3 as any user can, whose
-    server (test/helpers/fuse-stall.c) answers the first open of its file and stalls every later
-    one, or with stall="flush" answers everything but FLUSH after the first. Stopped, and its mount
-    gone, whatever happens; stop() returns what the server printed of what it did not answer."""
+    """The user's FUSE file system, mounted allow_other through setuid fusermount3 as any user can
+    where user_allow_other is set, whose server (test/helpers/fuse-stall.c) answers the first open
+    of its file and stalls every later one, or with stall="flush" answers everything but FLUSH
+    after the first. Stopped, and its mount gone, whatever happens; stop() returns what the server
+    printed of what it did not answer, or answered after the first."""
     if not shutil.which("fusermount3") or not os.path.exists("/dev/fuse"):
         skip("no FUSE here (fusermount3, /dev/fuse)")
     mode = os.stat("/dev/fuse").st_mode & 0o777
@@ -270,35 +271,43 @@ def case_fuse_flush():
     mnt, stop_fuse = start_fuse(user, "flush")
     try:
         hostile = os.path.join(mnt, "f")
-        d = env.start(environ={"COREDUMP_SOCKET_LOG_LEVEL": "debug"})  # the refusal is a debug line
-        user_pid, took = timed_crash_of(as_user(user, [MAP_CRASH, hostile, "1"]))
-        rec = record_of(env, user_pid, d, timeout=PROMPT)
-        check(rec.get("COREDUMP_FILENAME") and "COREDUMP_PROCESSING_ERROR" not in rec,
-              f"the user's crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}\n{d.log_text()}")
-        check(rec.get("COREDUMP_ENVIRON") and not rec.get("COREDUMP_PROC_INCOMPLETE"),
-              f"the user's crash was not read whole: {rec.get('COREDUMP_PROC_INCOMPLETE')!r}")
-        check_traces(rec, "the user's crash")
-        d.wait_log(rf"Crash of PID {user_pid}: \d+ mapped files not opened for the traces, the first "
-                   rf"{re.escape(hostile)}: ", timeout=PROMPT)
-        root_pid, took2 = timed_crash()
-        check(took2 < PROMPT, f"root's crash after the user's took {took2:.1f} s:\n{d.log_text()}")
-        root = record_of(env, root_pid, d, timeout=PROMPT)
-        check(root.get("COREDUMP_FILENAME"), f"root's crash not stored: {root}\n{d.log_text()}")
-        d.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = d.proc.wait(DAEMON_STOP_S)
-        except subprocess.TimeoutExpired:
-            rc = None
-        stalled = stop_fuse()  # the daemon can end now whatever happened
-        check(rc is not None, f"the daemon did not stop in {DAEMON_STOP_S} s while the FUSE server ran "
-              f"(it answers no FLUSH: {stalled.strip()!r}):\n{d.log_text()}")
-        check(d.stop() == 0, "the daemon did not stop cleanly")
-        check("open from pid" not in stalled and "flush from pid" not in stalled,
-              f"the daemon opened the user's FUSE file: {stalled.strip()!r}")
-        print(f"observed: the user's crash (its mapped file on FUSE) took {took:.2f} s, root's after it "
-              f"{took2:.2f} s; the FUSE file never opened; the daemon stopped with the server running")
+        flush_attack(env, user, stop_fuse, as_user(user, [MAP_CRASH, hostile, "1"]), hostile)
     finally:
         stop_fuse()  # before the daemon is stopped: a stuck daemon cannot die while the server lives
+
+
+def flush_attack(env, user, stop_fuse, argv, hostile):
+    """argv, the user's program, maps hostile (whose FUSE server answers no FLUSH after the
+    first) and crashes: stored with traces, the file refused as remote, root's crash after it
+    stored at once, the daemon stopped while the server runs, the server asked nothing more."""
+    d = env.start(environ={"COREDUMP_SOCKET_LOG_LEVEL": "debug"})  # the refusal is a debug line
+    user_pid, took = timed_crash_of(argv)
+    rec = record_of(env, user_pid, d, timeout=PROMPT)
+    check(rec.get("COREDUMP_FILENAME") and "COREDUMP_PROCESSING_ERROR" not in rec,
+          f"the user's crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}\n{d.log_text()}")
+    check(rec.get("COREDUMP_ENVIRON") and not rec.get("COREDUMP_PROC_INCOMPLETE"),
+          f"the user's crash was not read whole: {rec.get('COREDUMP_PROC_INCOMPLETE')!r}")
+    check(hostile.encode() in rec.get("COREDUMP_PROC_MAPS", b""), "the hostile file is not in the crash's maps")
+    check_traces(rec, "the user's crash")
+    d.wait_log(rf"Crash of PID {user_pid}: \d+ mapped files not opened for the traces, the first "
+               rf"{re.escape(hostile)}: {re.escape(os.strerror(errno.EREMOTE))}", timeout=PROMPT)
+    root_pid, took2 = timed_crash()
+    check(took2 < PROMPT, f"root's crash after the user's took {took2:.1f} s:\n{d.log_text()}")
+    root = record_of(env, root_pid, d, timeout=PROMPT)
+    check(root.get("COREDUMP_FILENAME"), f"root's crash not stored: {root}\n{d.log_text()}")
+    d.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = d.proc.wait(DAEMON_STOP_S)
+    except subprocess.TimeoutExpired:
+        rc = None
+    said = stop_fuse()  # the daemon can end now whatever happened
+    check(rc is not None, f"the daemon did not stop in {DAEMON_STOP_S} s while the FUSE server ran "
+          f"(it answers no FLUSH: {said.strip()!r}):\n{d.log_text()}")
+    check(d.stop() == 0, "the daemon did not stop cleanly")
+    check("open from pid" not in said and "flush from pid" not in said,
+          f"the daemon opened the user's FUSE file: {said.strip()!r}")
+    print(f"observed: the user's crash (its mapped file {hostile} on FUSE) took {took:.2f} s, root's after it "
+          f"{took2:.2f} s; the file never opened; the daemon stopped with the server running")
 
 
 def timed_crash_of(argv):
