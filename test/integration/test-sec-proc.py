@@ -276,7 +276,7 @@ def case_fuse_flush():
     mnt, stop_fuse = start_fuse(user, "flush")
     try:
         hostile = os.path.join(mnt, "f")
-        flush_attack(env, user, stop_fuse, as_user(user, [MAP_CRASH, hostile, "1"]), hostile)
+        flush_attack(env, stop_fuse, as_user(user, [MAP_CRASH, hostile, "1"]), hostile)
     finally:
         stop_fuse()  # before the daemon is stopped: a stuck daemon cannot die while the server lives
 
@@ -318,13 +318,13 @@ def case_fuse_flush_overlay():
 
     _restore.append((stop_server, f"FUSE server on {mnt}"))
     try:
-        flush_attack(env, user, stop_server, as_user(user, ["unshare", "-Urm", "sh", "-c", script]), hostile,
+        flush_attack(env, stop_server, as_user(user, ["unshare", "-Urm", "sh", "-c", script]), hostile,
                      reason=r"[^\n]+")
     finally:
         stop_server()
 
 
-def flush_attack(env, user, stop_fuse, argv, hostile, reason=re.escape(os.strerror(errno.EREMOTE))):
+def flush_attack(env, stop_fuse, argv, hostile, reason=re.escape(os.strerror(errno.EREMOTE))):
     """argv, the user's program, maps hostile (whose FUSE server answers no FLUSH after the
     first) and crashes: stored with traces, the file refused (why: the pattern reason, by
     default as remote), root's crash after it stored at once, the daemon stopped while the
