@@ -456,9 +456,6 @@ static bool job_conn_is(const Worker *w, int fd) {
                id.dev == w->conn.dev && id.ino == w->conn.ino;
 }
 
-/* RETURNED: the job back, before a byte of its core was read (its first message, and nothing
- * after it is taken): the connection, if it is the job's own, goes to the owner for another
- * worker. */
 /* The worker gave its job back and exits: killed all the same, so that nothing it kept reads on
  * beside the next one (retired: that end is no failure); the module files and the spool room are
  * the owner's and the pool's again. Its owner, detached. */
@@ -474,6 +471,9 @@ static JobOwner worker_end_given_back(Worker *w) {
         return o;
 }
 
+/* RETURNED: the job back, before a byte of its core was read (its first message, and nothing
+ * after it is taken): the connection, if it is the job's own, goes to the owner for another
+ * worker. */
 static void on_returned(Worker *w) {
         _cleanup_close_ int conn = -EBADF;
         MsgReturned msg;
