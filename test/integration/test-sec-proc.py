@@ -15,7 +15,7 @@ import tempfile
 import time
 
 from corpus import message_frames
-from cdtest import (BUILD, CRASHER, Env, _restore, check, crash, read_file, record_of, run_cases, skip,
+from cdtest import (BUILD, CRASHER, USER_PYTHON, Env, _restore, check, crash, read_file, record_of, run_cases, skip,
                     start_filtered, start_python_crash, test_user)
 
 MAP_CRASH = os.path.join(BUILD, "test", "map-crash")
@@ -23,6 +23,15 @@ FUSE_STALL = os.path.join(BUILD, "test", "fuse-stall")
 COLLECT_TIMEOUT = 5  # COLLECT_TIMEOUT_USEC, src/manager/collector.h
 PROMPT = 3  # seconds a crash may take while another is stalled: well under the stall's deadline
 DAEMON_STOP_S = 10  # SIGTERM to exit, with nothing stuck
+# python3 (a real program, a dozen mapped files) mapping a page past the first of argv[1] (as
+# map-crash does), closing the file, then killing itself with SIGSEGV
+PYTHON_MAP_SEGV = ("import ctypes, mmap, os, sys; libc = ctypes.CDLL(None, use_errno=True); "
+                   "libc.mmap.restype = ctypes.c_void_p; "
+                   "libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long); "
+                   "fd = os.open(sys.argv[1], os.O_RDONLY); "
+                   "p = libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ, mmap.MAP_PRIVATE, fd, mmap.PAGESIZE); "
+                   "os.close(fd); assert p not in (None, 2 ** 64 - 1), os.strerror(ctypes.get_errno()); "
+                   "os.kill(os.getpid(), 11)")
 SYS_OPENAT2 = 437  # the same on every architecture (it came after their tables were unified)
 NO_OPENAT2 = [(0x20, 0, 0, 0),                  # ld [nr]
               (0x15, 0, 1, SYS_OPENAT2),        # jeq openat2
@@ -281,6 +290,23 @@ def case_fuse_flush():
         stop_fuse()  # before the daemon is stopped: a stuck daemon cannot die while the server lives
 
 
+def case_fuse_flush_python3():
+    """fuse_flush with a real program: python3 maps the FUSE file (through ctypes, as map-crash
+    does) among its own dozen mapped files and kills itself. Its libraries are opened for the
+    traces (its top frame is named from libc's own symbols), the FUSE file is not, and the
+    daemon goes on as in fuse_flush."""
+    user = test_user()
+    env = Env()
+    mnt, stop_fuse = start_fuse(user, "flush")
+    try:
+        hostile = os.path.join(mnt, "f")
+        flush_attack(env, stop_fuse, as_user(user, [USER_PYTHON, "-c", PYTHON_MAP_SEGV, hostile]), hostile,
+                     traced=lambda rec: check(re.search(rb"#0 +0x[0-9a-f]+ kill \(libc\.so\.6 \+ 0x", rec.get("MESSAGE", b"")),
+                                              f"python3's top frame is not named from libc's symbols: {rec.get('MESSAGE')!r}"))
+    finally:
+        stop_fuse()
+
+
 def case_fuse_flush_overlay():
     """fuse_flush on a default system, with no help from /etc/fuse.conf (an independent review's
     scenario): in a user namespace of their own, with a mount namespace of its own, the user
@@ -324,11 +350,11 @@ def case_fuse_flush_overlay():
         stop_server()
 
 
-def flush_attack(env, stop_fuse, argv, hostile, reason=re.escape(os.strerror(errno.EREMOTE))):
+def flush_attack(env, stop_fuse, argv, hostile, reason=re.escape(os.strerror(errno.EREMOTE)), traced=None):
     """argv, the user's program, maps hostile (whose FUSE server answers no FLUSH after the
-    first) and crashes: stored with traces, the file refused (why: the pattern reason, by
-    default as remote), root's crash after it stored at once, the daemon stopped while the
-    server runs, the server asked nothing more."""
+    first) and crashes: stored with traces (checked by traced(record), by default through main),
+    the file refused (why: the pattern reason, by default as remote), root's crash after it
+    stored at once, the daemon stopped while the server runs, the server asked nothing more."""
     d = env.start(environ={"COREDUMP_SOCKET_LOG_LEVEL": "debug"})  # the refusal is a debug line
     user_pid, took = timed_crash_of(argv)
     rec = record_of(env, user_pid, d, timeout=PROMPT)
@@ -337,7 +363,7 @@ def flush_attack(env, stop_fuse, argv, hostile, reason=re.escape(os.strerror(err
     check(rec.get("COREDUMP_ENVIRON") and not rec.get("COREDUMP_PROC_INCOMPLETE"),
           f"the user's crash was not read whole: {rec.get('COREDUMP_PROC_INCOMPLETE')!r}")
     check(hostile.encode() in rec.get("COREDUMP_PROC_MAPS", b""), "the hostile file is not in the crash's maps")
-    check_traces(rec, "the user's crash")
+    (traced or (lambda r: check_traces(r, "the user's crash")))(rec)
     d.wait_log(rf"Crash of PID {user_pid}: \d+ mapped files not opened for the traces, the first "
                rf"{re.escape(hostile)}: {reason}", timeout=PROMPT)
     root_pid, took2 = timed_crash()
@@ -482,6 +508,6 @@ def case_log_escapes():
 if __name__ == "__main__":
     run_cases({"modules_symlink": case_modules_symlink, "modules_access": case_modules_access,
                "fuse_stall": case_fuse_stall,
-               "fuse_stall_short_timeout": case_fuse_stall_short_timeout, "fuse_flush": case_fuse_flush,
+               "fuse_stall_short_timeout": case_fuse_stall_short_timeout, "fuse_flush": case_fuse_flush, "fuse_flush_python3": case_fuse_flush_python3,
                "fuse_flush_overlay": case_fuse_flush_overlay,
                "modules_no_openat2": case_modules_no_openat2, "log_escapes": case_log_escapes})
