@@ -16,7 +16,9 @@ Prints, per workload: median crash-to-waitpid latency of each collector and the 
 reference, CPU per crash, stored bytes; then a storm of tiny crashes, 4 in flight: crashes/s
 and p99 (coredumpd with the rate limit off, so every crash goes the whole way, and again with
 its default rate limit, the storm being one crash-looping program; both with coredumpd at its
-default log level, the workloads at debug level for what they read from its log); and the peak
+default log level, the workloads at debug level for what they read from its log), beside the
+store floor (drainsrv --store: a forked process per crash that only compresses at level 3 into a
+file and syncs it, the least this design's storm can cost, its CPU the children's); and the peak
 memory of coredumpd's manager and of one worker. Restores
 kernel.core_pattern and kernel.core_pipe_limit on every exit path (and removes everything it
 created). It is not a test: it never fails on a number."""
@@ -45,6 +47,7 @@ WORKLOADS = [  # name, crasher arguments
 TICKS = os.sysconf("SC_CLK_TCK")
 SETTLE_TIMEOUT_S = 5
 SETTLE_STABLE_S = 0.02
+STORE_REAP_WAIT_S = 0.1  # drainsrv --store reaps its children every 5 ms
 
 
 def scratch_dirs():
@@ -221,16 +224,27 @@ class Coredumpd:
 
 
 class Drain:
-    def __init__(self, build, rundir, memfd=False):
-        self.sock = os.path.join(rundir, "spool.sock" if memfd else "drain.sock")
-        self.proc = subprocess.Popen([os.path.join(build, "bench", "drainsrv"), *(["--memfd"] if memfd else []),
-                                      self.sock], stdout=subprocess.PIPE)
+    def __init__(self, build, rundir, memfd=False, store=None):
+        """store: a directory, for the floor of a process per crash storing as systemd-coredump
+        does (drainsrv --store)."""
+        self.sock = os.path.join(rundir, "store.sock" if store else "spool.sock" if memfd else "drain.sock")
+        self.store = store
+        mode = ["--store", store] if store else ["--memfd"] if memfd else []
+        self.proc = subprocess.Popen([os.path.join(build, "bench", "drainsrv"), *mode, self.sock],
+                                     stdout=subprocess.PIPE)
         cdtest._restore.append((lambda: (self.proc.kill(), self.proc.wait()), "drainsrv"))
         if self.proc.stdout.readline().strip() != b"ready":
             raise RuntimeError("drainsrv did not start")
 
     def pattern(self):
         return "@@" + self.sock
+
+    def wait_stored(self, n, timeout=60):
+        """Until n cores are in the store and their children reaped (reaped every few ms)."""
+        deadline = time.monotonic() + timeout
+        while len(os.listdir(self.store)) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(STORE_REAP_WAIT_S)
 
 
 SD_PATTERN_ARGS = "%P %u %g %s %t 9223372036854775808 %h %d"  # Debian's 50-coredump.conf
@@ -407,7 +421,9 @@ def main():
         cdtest.write_file(cdtest.CORE_PATTERN, coll.pattern())
 
     def cpu_now(coll):
-        return cpu_seconds(coll.proc.pid) * 1000 if isinstance(coll, Coredumpd) else sd.cpu_ms() if coll is sd else 0.0
+        if isinstance(coll, Coredumpd) or (isinstance(coll, Drain) and coll.store):
+            return cpu_seconds(coll.proc.pid) * 1000
+        return sd.cpu_ms() if coll is sd else 0.0
 
     names = [n for n, _ in collectors]
     lat = {w: {n: [] for n in names} for w, _ in WORKLOADS}
@@ -446,6 +462,11 @@ def main():
     collectors = [(n, cd_storm if c is cd else c) for n, c in collectors]
     storms = {}
     stormer = os.path.join(a.build, "bench", "stormer")
+    # the floor of the design: a process per crash that only compresses (level 3) and syncs
+    floor_dir = os.path.join(base, "floor-store")
+    os.makedirs(floor_dir)
+    floor = Drain(a.build, rundir, store=floor_dir)
+    collectors = collectors[:1] + [("store floor", floor)] + collectors[1:]
     for name, coll in collectors:
         if coll is spool:
             continue
@@ -458,8 +479,11 @@ def main():
             cd_storm.settle(spares, jobs=len(pids))
         elif coll is sd:
             sd.wait_done()
+        elif coll is floor:
+            floor.wait_stored(len(pids))
         storms[name] = (rate, v, (cpu_now(coll) - c0) / a.storm if coll is not drain else None)
         clear_store(cd_storm.store)
+        clear_store(floor_dir)
         if sd:
             sd.clear()
 
