@@ -58,21 +58,29 @@ int proto_check(const void *buf, size_t len, uint32_t type, size_t size) {
         return 0;
 }
 
+/* The control buffer holds exactly n_fds descriptors (CMSG_LEN, not CMSG_SPACE, which rounds up
+ * to room for another): the kernel installs no more than that and lets the rest of a message's
+ * go unopened (MSG_CTRUNC). A descriptor that was never ours is never closed by us: closing one
+ * of a file on FUSE (or on a file system stacked over FUSE) waits for its server's answer to
+ * FLUSH, uninterruptibly, and a worker that parsed a hostile core could send such a file. */
 int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds) {
         union {
                 struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int) * PROTO_FDS_MAX) + CMSG_SPACE(sizeof(struct ucred))];
+                char buf[CMSG_SPACE(sizeof(int) * PROTO_FDS_MAX)];
         } control = {};
         static uint8_t buf[PROTO_MSG_MAX]; /* single-threaded users */
         struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
         int fds[PROTO_FDS_MAX];
         size_t n_got = 0;
-        bool too_many = false;
         ssize_t k;
 
         if (n_fds > PROTO_FDS_MAX || size < sizeof(MsgHeader) || size > sizeof buf)
                 return -EINVAL;
+        if (n_fds > 0) {
+                mh.msg_control = &control;
+                mh.msg_controllen = CMSG_LEN(sizeof(int) * n_fds);
+        }
         do
                 k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         while (k < 0 && errno == EINTR);
@@ -84,24 +92,17 @@ int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, si
                 if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
                         continue;
                 n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                for (size_t i = 0; i < n; i++) {
-                        int fd;
-                        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                        if (n_got < n_fds)
-                                fds[n_got++] = fd;
-                        else {
-                                safe_close(fd); /* more than the message type allows */
-                                too_many = true;
-                        }
-                }
+                for (size_t i = 0; i < n && n_got < n_fds; i++)
+                        memcpy(&fds[n_got++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
         }
 
         if (k == 0) {
                 close_received(fds, n_got);
                 return -ECONNRESET;
         }
+        /* MSG_CTRUNC: more descriptors than the message type allows (the rest were never opened) */
         if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || proto_check(buf, (size_t) k, type, size) < 0 ||
-            n_got != n_fds || too_many) {
+            n_got != n_fds) {
                 close_received(fds, n_got);
                 return -EBADMSG;
         }

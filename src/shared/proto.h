@@ -269,8 +269,9 @@ int proto_send(int sock, const void *msg, size_t size, const int *fds, size_t n_
 /* Pure: whether len bytes are a message of this type and size (header checked). */
 int proto_check(const void *buf, size_t len, uint32_t type, size_t size);
 /* Receives one message; fails with -EBADMSG unless it is exactly `size` bytes, has the magic
- * and `type`, and carries exactly n_fds fds (which are returned, O_CLOEXEC). Stray fds are
- * closed. Returns 0, -ECONNRESET on EOF, -EAGAIN if nothing is there yet. */
+ * and `type`, and carries exactly n_fds fds (which are returned, O_CLOEXEC). Fds beyond n_fds
+ * are never opened (the kernel drops them); those of a refused message are closed. Returns 0,
+ * -ECONNRESET on EOF, -EAGAIN if nothing is there yet. */
 int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds);
 /* The type of the message waiting on sock, left there (MSG_PEEK): 0, -EAGAIN if none is there
  * yet, -ECONNRESET on EOF, -EBADMSG if it has no valid header. */

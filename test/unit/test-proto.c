@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The manager<->worker messages: exact length, type, magic and fd count, or refused. */
+/* The manager<->worker messages: exact length, type, magic and fd count, or refused; fds past
+ * the count never opened. */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "proto.h"
@@ -12,6 +16,44 @@ static int open_fd_count(void) {
         for (int fd = 0; fd < 256; fd++)
                 n += fcntl(fd, F_GETFD) >= 0;
         return n;
+}
+
+/* Whether another process sees our write lock on fd's file (a POSIX lock goes with the close
+ * of any descriptor of its file, as a FUSE file's close sends FLUSH: both tell a descriptor that
+ * was opened from one that never was). */
+static bool lock_held(int fd) {
+        pid_t pid = fork();
+        int status;
+
+        if (pid == 0) {
+                struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+                _exit(fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_WRLCK ? 0 : 1);
+        }
+        return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Descriptors past those a message type allows are never opened in the receiver: the lock taken
+ * through one of its file's descriptors survives a message carrying another. */
+static void test_stray_never_opened(int sp[2]) {
+        MsgJob job = { .hdr = { PROTO_MAGIC, MSG_JOB } };
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+        char path[] = "/tmp/test-proto.XXXXXX";
+        int fd = mkstemp(path), stray[2], one;
+        MsgJob got;
+
+        CHECK(fd >= 0);
+        CHECK_EQ(unlink(path), 0);
+        CHECK_EQ(fcntl(fd, F_SETLK, &fl), 0);
+        CHECK(lock_held(fd));
+        stray[0] = stray[1] = fd;
+        CHECK_EQ(proto_send(sp[0], &job, sizeof job, stray, 2), 0);
+        CHECK_EQ(proto_recv(sp[1], MSG_JOB, &got, sizeof got, NULL, 0), -EBADMSG);
+        CHECK(lock_held(fd));
+        CHECK_EQ(proto_send(sp[0], &job, sizeof job, stray, 2), 0);
+        CHECK_EQ(proto_recv(sp[1], MSG_JOB, &got, sizeof got, &one, 1), -EBADMSG);
+        /* the one allowed was opened, and closed with the refused message: the lock went with it */
+        CHECK(!lock_held(fd));
+        safe_close(fd);
 }
 
 int main(void) {
@@ -56,6 +98,8 @@ int main(void) {
         CHECK_EQ(proto_send(sp[0], &job, sizeof job, two, 1), 0);
         CHECK_EQ(proto_recv(sp[1], MSG_JOB, &got, sizeof got, fds, 2), -EBADMSG);
         /* every refused message's fds were closed */
+        CHECK_EQ(open_fd_count(), baseline);
+        test_stray_never_opened(sp);
         CHECK_EQ(open_fd_count(), baseline);
 
         safe_close(sp[0]);
