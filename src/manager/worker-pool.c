@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
@@ -27,6 +28,7 @@
 #include "manager.h"
 #include "pidfd-util.h"
 #include "test-fault.h"
+#include "time-util.h"
 #include "uid-class.h"
 #include "fd-util.h"
 #include "worker-log.h"
@@ -38,6 +40,8 @@
 #define SPOOL_GIVEN_SHARE 4U
 /* What a busy worker may have queued at its exit: SPOOL, STORED, RESULT. */
 #define BUSY_MESSAGES_MAX 3U
+/* How long the stopping daemon waits for its killed workers, all together. */
+#define WORKERS_STOP_WAIT_USEC (2 * USEC_PER_SEC)
 
 /* Its spool is drained (RESULT) or gone with it: the room goes back to the others. */
 static void worker_spool_return(Worker *w) {
@@ -971,14 +975,33 @@ void pool_retire_idle(Manager *m) {
                 }
 }
 
-void pool_free_all(Manager *m) {
-        while (m->workers) {
-                Worker *w = m->workers;
+/* Whether the killed worker ended within timeout_msec, reaped then. */
+static bool worker_reaped_within(const Worker *w, int timeout_msec) {
+        struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
+        siginfo_t si = {};
 
+        if (poll(&p, 1, MAX(timeout_msec, 0)) <= 0)
+                return false;
+        return waitid((idtype_t) P_PIDFD, (id_t) w->pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid > 0;
+}
+
+void pool_free_all(Manager *m) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + WORKERS_STOP_WAIT_USEC;
+
+        for (Worker *w = m->workers; w; w = w->workers_next) {
                 owner_lost(worker_detach(w), "the daemon is stopping");
                 (void) pidfd_send_sig(w->pidfd, SIGKILL);
-                /* Reap it: nothing of ours outlives the daemon, not even as a zombie. */
-                (void) waitid((idtype_t) P_PIDFD, (id_t) w->pidfd, &(siginfo_t) {}, WEXITED);
+        }
+        while (m->workers) {
+                Worker *w = m->workers;
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+                /* Reaped: nothing of ours outlives the daemon, not even as a zombie; but a worker
+                 * stuck in the kernel, where SIGKILL does not reach (closing a file of a FUSE server
+                 * that does not answer FLUSH), would hold the daemon's stop for as long. */
+                if (!worker_reaped_within(w, now < deadline ? (int) ((deadline - now) / USEC_PER_MSEC) : 0))
+                        log_warning("Worker %d did not end when killed (it waits in the kernel, for a file system "
+                                    "that does not answer): left to end when that one does", (int) w->pid);
                 worker_free(w);
         }
         zygote_stop(m);
