@@ -102,27 +102,26 @@ static void on_module(void *userdata, const char *path) {
         snprintf(sh->current, sizeof sh->current, "%s", path);
 }
 
-/* The module descriptors in one message (SCM_MAX_FD is 253, MODULES_MAX is below). */
-static int send_modules(int sock, const ModuleSet *set) {
+/* The module descriptors queued in one message on the module socket, for the worker (the
+ * manager only passes the socket on: modules.h), if there are any (SCM_MAX_FD is 253,
+ * MODULES_MAX is below). */
+static int queue_modules(int sock, const ModuleSet *set) {
         uint32_t n = (uint32_t) set->n;
         union {
                 struct cmsghdr align;
                 char buf[CMSG_SPACE(sizeof(int) * MODULES_MAX)];
         } control = {};
         struct iovec iov = { .iov_base = &n, .iov_len = sizeof n };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                             .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 
-        if (n > 0) {
-                struct cmsghdr *cm;
-
-                mh.msg_control = control.buf;
-                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-                cm = CMSG_FIRSTHDR(&mh);
-                cm->cmsg_level = SOL_SOCKET;
-                cm->cmsg_type = SCM_RIGHTS;
-                cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-                memcpy(CMSG_DATA(cm), set->fds, sizeof(int) * n);
-        }
+        if (n == 0)
+                return 0;
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+        memcpy(CMSG_DATA(cm), set->fds, sizeof(int) * n);
         return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? negative_errno() : 0;
 }
 
@@ -202,15 +201,15 @@ static int collect_modules(const CollectInput *in, CollectShared *sh, const Reco
         sh->refused = set->refused;
         sh->first_refusal = set->first_refusal;
         snprintf(sh->first_refused, sizeof sh->first_refused, "%s", set->first_refused);
-        return send_modules(in->sock, set);
+        return queue_modules(in->module_sock, set);
 }
 
 #define COLLECT_COMM "coredump-proc" /* ps, pgrep: not to be taken for coredumpd */
 
-/* Nothing of the manager's but its socket and stdio; default signal handling, and gone with the
+/* Nothing of the manager's but its sockets and stdio; default signal handling, and gone with the
  * manager. Done when the spare is forked, before any crash. */
-static int spare_setup(int sock, pid_t parent) {
-        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, sock };
+static int spare_setup(int sock, int module_sock, pid_t parent) {
+        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, sock, module_sock };
         sigset_t all;
 
         (void) prctl(PR_SET_NAME, COLLECT_COMM, 0, 0, 0);
@@ -298,13 +297,14 @@ static void fault_collect_slow(void) {
 }
 #endif
 
-_noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent) {
+_noreturn_ void collect_spare_main(int sock, int module_sock, CollectShared *sh, pid_t parent) {
         CollectInput in;
-        int r = spare_setup(sock, parent);
+        int r = spare_setup(sock, module_sock, parent);
 
         if (r >= 0)
                 r = wait_go(sock, sh, &in);
         in.parent = parent;
+        in.module_sock = module_sock;
         if (r == -ECONNRESET)
                 _exit(0); /* let go without a crash */
         if (r >= 0) {

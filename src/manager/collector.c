@@ -3,8 +3,10 @@
  * delivered, and children stuck past their deadline. Manager (root): signals and reaps only its
  * own collector children. */
 #include <assert.h>
+#include <linux/sockios.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -15,8 +17,11 @@
 #include "crash.h"
 #include "log.h"
 #include "manager.h"
+#include "modules.h"
 #include "pidfd-util.h"
 #include "proto.h"
+
+#define COLLECT_STRAY_MAX 4 /* messages read at one wakeup from a child's socket, which carries none */
 
 static void collector_free(Collector *col) {
         Manager *m = col->manager;
@@ -24,10 +29,8 @@ static void collector_free(Collector *col) {
         sd_event_source_disable_unref(col->io_source);
         sd_event_source_disable_unref(col->child_source);
         safe_close(col->sock);
+        safe_close(col->module_sock); /* what it queued goes unopened */
         safe_close(col->pidfd);
-        if (col->modules)
-                modules_close(col->modules);
-        free(col->modules);
         if (col->shared)
                 (void) munmap(col->shared, sizeof *col->shared);
         if (col->stalled)
@@ -46,55 +49,21 @@ static unsigned stalled_of(Manager *m, uid_t uid) {
         return n;
 }
 
-/* The child's one message: the module descriptors, as many as it says in shared memory. */
-static void receive_modules(Collector *col) {
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int) * MODULES_MAX)];
-        } control;
-        uint32_t n = 0;
-        struct iovec iov = { .iov_base = &n, .iov_len = sizeof n };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                             .msg_controllen = sizeof control.buf };
-        ssize_t k = recvmsg(col->sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        struct cmsghdr *cm;
-        size_t got = 0;
-        int *fds = NULL;
-
-        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-                col->eof = true;
-                /* the child published everything before it shut its end down */
-                __atomic_thread_fence(__ATOMIC_ACQUIRE);
-                return;
-        }
-        if (k < 0)
-                return;
-        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-                        fds = (int *) CMSG_DATA(cm);
-                        got = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                }
-        /* a second message, a short one or a count that disagrees: none of it is used */
-        if (col->modules || k != (ssize_t) sizeof n || (mh.msg_flags & MSG_CTRUNC) || n != got || n > MODULES_MAX ||
-            n != col->shared->n_modules || !(col->modules = module_set_new())) {
-                for (size_t i = 0; i < got; i++)
-                        safe_close(fds[i]);
-                return;
-        }
-        for (size_t i = 0; i < n; i++) {
-                col->modules->fds[i] = fds[i];
-                memcpy(&col->modules->entries[i], &col->shared->entries[i], sizeof(ModuleEntry));
-                col->modules->entries[i].path[MODULE_PATH_MAX - 1] = 0;
-        }
-        col->modules->n = n;
-}
-
-/* Its message and the EOF right behind it, as far as they are queued. */
+/* The child sends nothing on its socket: it shuts its end down once everything is published.
+ * What it may send all the same is dropped unread, any descriptor with it unopened. */
 static void receive_until_eof(Collector *col) {
-        if (!col->eof)
-                receive_modules(col);
-        if (!col->eof)
-                receive_modules(col);
+        for (size_t i = 0; i < COLLECT_STRAY_MAX && !col->eof; i++) {
+                char b;
+                ssize_t k = recv(col->sock, &b, sizeof b, MSG_DONTWAIT);
+
+                if (k < 0 && (errno == EAGAIN || errno == EINTR))
+                        return;
+                if (k <= 0) {
+                        col->eof = true;
+                        /* the child published everything before it shut its end down */
+                        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+                }
+        }
 }
 
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -129,16 +98,16 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
 
 static void kill_child(Collector *col);
 
-/* A new spare: its shared memory, its socket, the fork. */
+/* A new spare: its shared memory, its sockets, the fork. */
 static int collector_spawn(Manager *m, Collector **ret) {
-        _cleanup_close_ int child_sock = -EBADF;
+        _cleanup_close_ int child_sock = -EBADF, child_module_sock = -EBADF;
         Collector *col = calloc(1, sizeof *col);
-        int sv[2], r;
+        int sv[2], mv[2], r;
         pid_t pid, self;
 
         if (!col)
                 return -ENOMEM;
-        *col = (Collector) { .manager = m, .pidfd = -EBADF, .sock = -EBADF };
+        *col = (Collector) { .manager = m, .pidfd = -EBADF, .sock = -EBADF, .module_sock = -EBADF };
         LIST_PREPEND(collectors, m->collectors, col);
         col->shared = mmap(NULL, sizeof *col->shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (col->shared == MAP_FAILED) {
@@ -153,10 +122,17 @@ static int collector_spawn(Manager *m, Collector **ret) {
         }
         col->sock = sv[0];
         child_sock = sv[1];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, mv) < 0) {
+                r = negative_errno();
+                collector_free(col);
+                return r;
+        }
+        col->module_sock = mv[0];
+        child_module_sock = mv[1];
         self = getpid();
         pid = fork();
         if (pid == 0)
-                collect_spare_main(child_sock, col->shared, self);
+                collect_spare_main(child_sock, child_module_sock, col->shared, self);
         /* this child's alone: no later fork (another collector) gets a writable copy */
         if (pid > 0 && madvise(col->shared, sizeof *col->shared, MADV_DONTFORK) < 0)
                 log_debug_errno(negative_errno(), "Collector %d: its shared memory stays inheritable: %m", (int) pid);
@@ -314,10 +290,32 @@ static void harvest_fields(Collector *col, CrashMeta *meta) {
                 meta->fields.overflow = true;
 }
 
+/* The bytes queued on the SOCK_SEQPACKET sock (SIOCINQ), 0 if none or unknown. */
+static size_t queued_message(int sock) {
+        int n = 0;
+
+        return ioctl(sock, SIOCINQ, &n) < 0 || n < 0 ? 0 : (size_t) n;
+}
+
+/* The table the child published, and the socket with the descriptors it queued: the crash's
+ * module files, never opened here (modules.h). None if the child queued no message of its one
+ * shape, or says more than MODULES_MAX; whether the descriptors are as many as the table says
+ * is the worker's to check when it takes them. */
 static void harvest_modules(Collector *col, CrashMeta *meta) {
         CollectShared *sh = col->shared;
+        uint32_t n = sh->n_modules;
+        ModuleHandoff *h;
 
-        meta->modules = TAKE_PTR(col->modules);
+        if (n > 0 && n <= MODULES_MAX && queued_message(col->module_sock) == sizeof(uint32_t) &&
+            (h = module_handoff_new())) {
+                for (size_t i = 0; i < n; i++) {
+                        memcpy(&h->entries[i], &sh->entries[i], sizeof(ModuleEntry));
+                        h->entries[i].path[MODULE_PATH_MAX - 1] = 0;
+                }
+                h->n = n;
+                h->sock = TAKE_FD(col->module_sock);
+                meta->modules = h;
+        }
         if (sh->omitted > 0 && sh->omitted <= UINT32_MAX)
                 (void) record_addf(&meta->fields, "COREDUMP_MODULES_OMITTED", "%u", (unsigned) sh->omitted);
         if (sh->refused > 0) {
@@ -353,7 +351,7 @@ void collector_harvest(Crash *c, char *why, size_t size) {
         if (!col)
                 return;
         why[0] = 0;
-        receive_until_eof(col); /* a message, and its EOF, may be queued still */
+        receive_until_eof(col); /* its EOF may be queued still */
         harvest_fields(col, &c->meta);
         if (col->eof) {
                 harvest_modules(col, &c->meta);

@@ -64,7 +64,7 @@ typedef enum CollectStep {
 typedef struct CollectShared {
         uint32_t step;        /* CollectStep */
         uint32_t record_len;  /* stored with release order once the bytes are in place */
-        uint32_t n_modules;   /* descriptors in the child's one message, <= MODULES_MAX */
+        uint32_t n_modules;   /* descriptors it queued on its module socket, <= MODULES_MAX */
         uint32_t omitted;     /* files past MODULES_MAX */
         uint32_t refused;     /* files not opened (failed a check, or no permission) */
         int32_t first_refusal;
@@ -97,9 +97,10 @@ typedef struct Collector {
         pid_t pid;
         int pidfd;
         int sock;
+        int module_sock;    /* the other end of the child's, where it queues the module files
+                             * (never read here: modules.h), until harvested */
         uid_t uid;
         CollectShared *shared;
-        ModuleSet *modules; /* what the child's message brought, until harvested */
         bool eof;           /* the child's end of the socket is shut down: it is done */
         bool reaped;
         bool stalled;       /* detached before it finished: counts against its uid until it exits */
@@ -127,13 +128,15 @@ typedef struct CollectInput {
         int leader_dir; /* its container leader's, or -EBADF */
         int files_root; /* where its mapped files are opened, if not beneath its root (or -EBADF) */
         int sock;
+        int module_sock;          /* where the module files are queued, for the worker */
         pid_t parent;             /* the manager: the child dies with it */
         const char *exe;          /* its executable, as the manager read it */
         const uint8_t *request;   /* COLLECT_REQUEST_FIELDS the manager read, in record format */
         size_t request_len;
 } CollectInput;
-/* A spare, forked ahead of any crash: keeps nothing of the manager's but sock and stdio, waits on
- * sock for COLLECT_GO (exits at EOF: the manager let it go), then collects that one crash. */
-_noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent);
+/* A spare, forked ahead of any crash: keeps nothing of the manager's but its two sockets and
+ * stdio, waits on sock for COLLECT_GO (exits at EOF: the manager let it go), then collects that
+ * one crash, its module files queued on module_sock. */
+_noreturn_ void collect_spare_main(int sock, int module_sock, CollectShared *sh, pid_t parent);
 /* Pure: what the child was doing at step, for the record ("reading its environment"). */
 const char *collect_step_to_string(CollectStep step);

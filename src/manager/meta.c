@@ -285,9 +285,7 @@ void meta_collect_rest(CrashMeta *m, int dir) {
 
 void meta_done(CrashMeta *m) {
         record_free(&m->fields);
-        if (m->modules)
-                modules_close(m->modules);
-        free(m->modules);
+        module_handoff_free(m->modules);
         m->modules = NULL;
 }
 

@@ -39,7 +39,7 @@ typedef struct CrashMeta {
         uint64_t rlimit_core; /* soft limit; UINT64_MAX = unlimited */
         bool rlimit_valid;
         Record fields; /* COREDUMP_* from /proc, and _CDS_TASK_COMM ("tid comm" lines) */
-        ModuleSet *modules; /* its mapped files, for the worker's stack traces (NULL: none) */
+        ModuleHandoff *modules; /* its mapped files, for the worker's stack traces (NULL: none) */
 } CrashMeta;
 
 #define TASK_GROUPS_MAX 65536U /* NGROUPS_MAX */

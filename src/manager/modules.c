@@ -400,16 +400,25 @@ int modules_open(const ModulesSource *src, ModuleSet *ret) {
         return (int) ret->n;
 }
 
-ModuleSet *module_set_new(void) {
-        ModuleSet *s = malloc(sizeof *s);
+ModuleHandoff *module_handoff_new(void) {
+        ModuleHandoff *h = malloc(sizeof *h);
 
-        if (!s)
+        if (!h)
                 return NULL;
-        s->n = 0;
-        s->omitted = s->refused = 0;
-        s->first_refusal = 0;
-        s->first_refused[0] = 0;
-        return s;
+        h->n = 0;
+        h->sock = -EBADF;
+        return h;
+}
+
+void module_handoff_let_go(ModuleHandoff *h) {
+        h->sock = safe_close(h->sock);
+}
+
+void module_handoff_free(ModuleHandoff *h) {
+        if (!h)
+                return;
+        module_handoff_let_go(h);
+        free(h);
 }
 
 void modules_close(ModuleSet *s) {

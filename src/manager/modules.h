@@ -64,9 +64,26 @@ typedef struct MapsFile {
  * descriptors and entries are set, the rest of ret left as it was. */
 int modules_open(const ModulesSource *src, ModuleSet *ret);
 void modules_close(ModuleSet *s);
-/* An empty set on the heap: only its counts are written, not its 66 KiB of entries (a page the
- * manager writes after it forked a collector is a page copied). */
-ModuleSet *module_set_new(void);
+
+/* What the manager holds of a crash's module files: their table and counts, and the socket in
+ * which the collector queued their descriptors (one message: a uint32_t count, the descriptors
+ * as SCM_RIGHTS). The manager never takes them out of it, nor opens any: closing a descriptor of
+ * a file on FUSE, or on a file system stacked over FUSE (overlayfs and ecryptfs pass FLUSH down),
+ * waits for the FUSE server's answer, uninterruptibly, while a descriptor still queued is let go
+ * without a FLUSH when the last end of its socket closes. A worker peeks them out (so that a job
+ * it gives back has them still for the next one), then drops the queue unopened. */
+typedef struct ModuleHandoff {
+        size_t n;  /* entries, and descriptors queued in sock */
+        int sock;  /* the queue, or -EBADF once let go (n: what it held) */
+        ModuleEntry entries[MODULES_MAX];
+} ModuleHandoff;
+
+/* An empty handoff on the heap: only its counts are written, not its 64 KiB of entries (a page
+ * the manager writes after it forked a collector is a page copied). */
+ModuleHandoff *module_handoff_new(void);
+/* Lets its queue go (the descriptors in it, unopened), keeping the table. */
+void module_handoff_let_go(ModuleHandoff *h);
+void module_handoff_free(ModuleHandoff *h);
 
 /* Pure: the file of a maps line, if it maps one worth opening (inode not 0, a path "/..." not
  * deleted); -ENOENT otherwise. */

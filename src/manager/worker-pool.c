@@ -86,7 +86,7 @@ typedef struct JobOwner {
 /* The job's module files: the worker has its own copies for good (or is gone). */
 static void worker_release_modules(Worker *w) {
         if (w->modules)
-                modules_close(w->modules);
+                module_handoff_let_go(w->modules);
         w->modules = NULL;
 }
 
@@ -807,10 +807,15 @@ void pool_replace_taken(Manager *m) {
                 pool_fill(m);
 }
 
+/* How many module files a worker gets: those still queued (none once let go). */
+static uint32_t modules_given(const ModuleHandoff *mods) {
+        return mods && mods->sock >= 0 ? (uint32_t) mods->n : 0;
+}
+
 /* The module table (paths, in descriptor order) in a sealed memfd. */
-static int module_table_memfd(const ModuleSet *mods) {
+static int module_table_memfd(const ModuleHandoff *mods) {
         _cleanup_close_ int fd = memfd_create("coredump-modules", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        size_t n = mods ? mods->n : 0;
+        size_t n = modules_given(mods);
         int r;
 
         if (fd < 0)
@@ -822,16 +827,12 @@ static int module_table_memfd(const ModuleSet *mods) {
         return TAKE_FD(fd);
 }
 
-/* The module descriptors, MODULES_BATCH at a time, right behind the job. */
-static int send_modules(Worker *w, const ModuleSet *mods) {
-        for (size_t first = 0; mods && first < mods->n; first += MODULES_BATCH) {
-                MsgModules msg = { .hdr = { PROTO_MAGIC, MSG_MODULES }, .first = (uint32_t) first,
-                                   .count = (uint32_t) MIN((size_t) MODULES_BATCH, mods->n - first) };
-                int r = proto_send(w->control_fd, &msg, sizeof msg, mods->fds + first, msg.count);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+/* MODULES right behind the job: the queue of the module files, which the worker takes them from
+ * (the manager never does: modules.h). */
+static int send_modules(Worker *w, const ModuleHandoff *mods) {
+        MsgModules msg = { .hdr = { PROTO_MAGIC, MSG_MODULES }, .count = modules_given(mods) };
+
+        return msg.count == 0 ? 0 : proto_send(w->control_fd, &msg, sizeof msg, &mods->sock, 1);
 }
 
 #ifdef MANAGER_TEST_FAULTS
@@ -876,7 +877,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
 
         assert(ops && ops->result && ops->recorded && ops->lost);
         job->msg.hdr = (MsgHeader) { PROTO_MAGIC, MSG_JOB };
-        job->msg.n_modules = job->modules ? (uint32_t) job->modules->n : 0;
+        job->msg.n_modules = modules_given(job->modules);
         /* a compressed core that is stored may be spooled: its task goes before the compression */
         job->msg.spool_max = 0;
         if ((job->msg.flags & JOB_FLAG_STORE) && job->msg.compression != COMPRESSION_NONE && spool_budget > m->spool_held)
@@ -908,9 +909,9 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         if (r < 0) {
                 log_warning_errno(r, "Worker %d: could not be sent its job: %m", (int) w->pid);
                 worker_kill(w, "could not be given its job");
-                /* A worker takes every module file before it reads a byte of the core (worker.c):
-                 * the connection, the output and the module files are as they were, for the next
-                 * worker. */
+                /* A worker takes every module file before it reads a byte of the core, and leaves
+                 * them queued until then (worker.c): the connection, the output and the module
+                 * files are as they were, for the next worker. */
                 return worker_gone_error(r) ? -EAGAIN : r;
         }
         /* the worker has its copies now; ours go at its first message but RETURNED (or its end) */
@@ -932,9 +933,9 @@ static bool returned_queued(Worker *w) {
         return !w->spool_asked && !w->stored_seen && proto_peek_type(w->control_fd, &type) >= 0 && type == MSG_RETURNED;
 }
 
-int worker_send_details(Worker *w, int record_fd, ModuleSet *modules) {
+int worker_send_details(Worker *w, int record_fd, ModuleHandoff *modules) {
         _cleanup_close_ int table_fd = module_table_memfd(modules);
-        MsgDetails msg = { .hdr = { PROTO_MAGIC, MSG_DETAILS }, .n_modules = modules ? (uint32_t) modules->n : 0 };
+        MsgDetails msg = { .hdr = { PROTO_MAGIC, MSG_DETAILS }, .n_modules = modules_given(modules) };
         int fds[DETAILS_FDS] = { record_fd, table_fd };
         int r;
 

@@ -13,7 +13,7 @@
 #include "worker-watchdog.h"
 
 typedef struct Manager Manager;
-typedef struct ModuleSet ModuleSet;
+typedef struct ModuleHandoff ModuleHandoff;
 typedef struct Record Record;
 
 /* After this many workers in a row die before saying READY, wait before starting more. */
@@ -58,14 +58,14 @@ typedef struct WorkerJobOps {
 } WorkerJobOps;
 
 /* A job: the message (the pool fills in the header and the spool it may take), its descriptors
- * and the module files, whose descriptors the pool sends, and closes once the worker has them
- * for good: at its first message but RETURNED, or its end. */
+ * and the module files, whose queue the pool sends, and lets go once the worker has them for
+ * good: at its first message but RETURNED, or its end. */
 typedef struct WorkerJob {
         MsgJob msg;
         int conn_fd;
         int out_fd;
         int record_fd;
-        ModuleSet *modules; /* or NULL */
+        ModuleHandoff *modules; /* or NULL */
         char label[64];     /* "crash of PID N", for the worker's log lines */
 } WorkerJob;
 
@@ -123,7 +123,7 @@ typedef struct Worker {
         bool fault_events_held;  /* test builds: its messages and end unread until DETAILS (early-unread) */
         int fault_child_enabled; /* its end's event source as it was before */
 #endif
-        ModuleSet *modules;      /* its job's (the owner's), until worker_release_modules() */
+        ModuleHandoff *modules;  /* its job's (the owner's), until worker_release_modules() */
         ConnId conn;             /* its job's connection at the send, which only RETURNED may */
         bool conn_known;         /* bring back (unknown: nothing may) */
         LIST_FIELDS(struct Worker, workers);
@@ -158,7 +158,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
  * -EAGAIN: the worker had given the job back and gone (its RETURNED unread: the owner is not told,
  * the connection queued with it not taken); -ECONNRESET: it is gone (died) otherwise. On any
  * failure but -EAGAIN the caller kills the worker. */
-int worker_send_details(Worker *w, int record_fd, ModuleSet *modules);
+int worker_send_details(Worker *w, int record_fd, ModuleHandoff *modules);
 /* Tells the worker the final facts; it writes the journal entry and answers RECORDED. */
 int worker_commit(Worker *w, const CoreFacts *facts);
 /* Kills the worker (deadline, protocol violation); its job is detached first, its owner not told. */

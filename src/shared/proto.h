@@ -25,8 +25,12 @@
  *   worker  READY     (after MAPPED only) again, with READY_FLAG_SANDBOXED: sandboxed
  *   manager JOB       a crash: [connection, output, record memfd, module table memfd], the uid
  *                     to become
- *   manager MODULES   the crashed process's mapped files, opened in its mount namespace, in
- *                     batches of MODULES_BATCH descriptors (as many as the table lists)
+ *   manager MODULES   (if the table lists any) [the queue of the crashed process's mapped
+ *                     files]: a socket holding one message, a uint32_t count and the files
+ *                     (opened by the collector in the process's mount namespace) as SCM_RIGHTS,
+ *                     as many as the table lists; the worker peeks them out, leaving them for
+ *                     the next worker if it gives the job back, and drops the queue unopened
+ *                     once it is past that point
  *   manager DETAILS   (a JOB_FLAG_DETAILS job only, sent as soon as /proc is read, at any point
  *                     until RESULT: before, during or after SPOOL and GRANT) [record memfd,
  *                     module table memfd] in place of the job's provisional record and empty
@@ -72,7 +76,6 @@ typedef struct MsgHeader {
 
 /* Module files handed to the worker for stack traces. */
 #define MODULES_MAX 128U
-#define MODULES_BATCH 16U
 #define MODULE_PATH_MAX 512U
 
 /* One entry of the module table memfd, in the order the descriptors follow. */
@@ -80,10 +83,11 @@ typedef struct ModuleEntry {
         char path[MODULE_PATH_MAX]; /* NUL-terminated, as the crashed process saw it */
 } ModuleEntry;
 
+/* MODULES: carries [the queue]; count is the table's, and the queue's message must say it too. */
 typedef struct MsgModules {
         MsgHeader hdr;
-        uint32_t first; /* table index of the first descriptor carried */
-        uint32_t count; /* descriptors carried: min(MODULES_BATCH, what is left) */
+        uint32_t count; /* module files queued, 1 to MODULES_MAX */
+        uint32_t spare;
 } MsgModules;
 
 /* Pipe mode: the usermode helper hands the kernel's pipe (and the pidfd of %F) to coredumpd,
@@ -241,7 +245,7 @@ typedef struct MsgReturned {
 } MsgReturned;
 
 /* DETAILS: the crash's whole record and its module files, for a JOB_FLAG_DETAILS job; carries
- * [record memfd, module table memfd], then n_modules descriptors in MODULES. */
+ * [record memfd, module table memfd], then, if n_modules > 0, their queue in MODULES. */
 typedef struct MsgDetails {
         MsgHeader hdr;
         uint32_t n_modules; /* <= MODULES_MAX */
@@ -262,7 +266,7 @@ typedef struct MsgRecorded {
 } MsgRecorded;
 
 enum { JOB_FD_CONN, JOB_FD_OUT, JOB_FD_RECORD, JOB_FD_MODULES, JOB_FDS };
-#define PROTO_FDS_MAX MODULES_BATCH
+#define PROTO_FDS_MAX JOB_FDS /* the most any message carries */
 
 /* Sends one message with up to PROTO_FDS_MAX fds. */
 int proto_send(int sock, const void *msg, size_t size, const int *fds, size_t n_fds);

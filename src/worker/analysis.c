@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The worker's analysis: module table and files from the manager (read before the sandbox), then,
- * sandboxed, stack traces and packages as record fields in a sealed memfd. Opens no path. */
+/* The worker's analysis: module table and files (out of the collector's queue), then, sandboxed,
+ * stack traces and packages as record fields in a sealed memfd. Opens no path. */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "analysis.h"
@@ -19,6 +21,52 @@ void module_files_close(ModuleFiles *m) {
         for (size_t i = 0; i < m->n; i++)
                 m->items[i].fd = safe_close(m->items[i].fd);
         m->n = 0;
+        m->queue = safe_close(m->queue);
+}
+
+void module_files_let_go(ModuleFiles *m) {
+        uint32_t count;
+
+        if (m->queue < 0)
+                return;
+        /* no control buffer: the kernel drops the descriptors, opening none */
+        (void) recv(m->queue, &count, sizeof count, MSG_DONTWAIT);
+        m->queue = safe_close(m->queue);
+}
+
+/* The n files queued on sock, peeked (installed here, left queued): 0, or -EBADMSG if the queue
+ * does not hold one message of n (then none is kept). */
+static int peek_files(int sock, size_t n, ModuleFiles *m) {
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * MODULES_MAX)];
+        } control;
+        uint32_t count = 0;
+        struct iovec iov = { .iov_base = &count, .iov_len = sizeof count };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                             .msg_controllen = CMSG_LEN(sizeof(int) * n) };
+        int fds[MODULES_MAX];
+        size_t got = 0;
+        ssize_t k;
+
+        assert(n > 0 && n <= MODULES_MAX);
+        do
+                k = recvmsg(sock, &mh, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return negative_errno();
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+                        for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int) && got < n; i++)
+                                memcpy(&fds[got++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+        if (k != (ssize_t) sizeof count || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || count != n || got != n) {
+                for (size_t i = 0; i < got; i++)
+                        safe_close(fds[i]);
+                return -EBADMSG;
+        }
+        for (size_t i = 0; i < n; i++)
+                m->items[i].fd = fds[i];
+        return 0;
 }
 
 static int read_table(int fd, size_t n, ModuleFiles *m) {
@@ -43,28 +91,27 @@ static int read_table(int fd, size_t n, ModuleFiles *m) {
 int module_files_receive(uint32_t n_modules, int table_fd, ModuleFiles *ret,
                          int (*wait_msg)(uint32_t type, void *msg, size_t size, int *fds, size_t n_fds)) {
         size_t n = n_modules;
+        MsgModules msg;
         int r;
 
-        *ret = (ModuleFiles) {};
+        *ret = (ModuleFiles) MODULE_FILES_INIT;
         if (n > MODULES_MAX)
                 return -EBADMSG;
         r = read_table(table_fd, n, ret);
+        if (r < 0 || n == 0)
+                return r;
+        r = wait_msg(MSG_MODULES, &msg, sizeof msg, &ret->queue, 1);
         if (r < 0)
                 return r;
-        for (size_t first = 0; first < n; first += MODULES_BATCH) {
-                size_t count = MIN((size_t) MODULES_BATCH, n - first);
-                int fds[MODULES_BATCH];
-                MsgModules msg;
-
-                r = wait_msg(MSG_MODULES, &msg, sizeof msg, fds, count);
-                if (r < 0)
-                        return r;
-                for (size_t i = 0; i < count; i++)
-                        ret->items[first + i].fd = fds[i];
-                ret->n = first + count;
-                if (msg.first != first || msg.count != count)
-                        return -EBADMSG;
+        if (msg.count != n || msg.spare != 0)
+                return -EBADMSG;
+        r = peek_files(ret->queue, n, ret);
+        if (r < 0) {
+                /* the collector's queue, not the manager's word: the crash goes on without them */
+                log_warning_errno(r, "The module files' queue does not hold the %zu files listed, none are used: %m", n);
+                return 0;
         }
+        ret->n = n;
         return 0;
 }
 

@@ -134,6 +134,8 @@ static int receive_details(void) {
                 r = load_record(fds[DETAILS_FD_RECORD], &rec);
         if (r >= 0)
                 r = module_files_receive(msg.n_modules, fds[DETAILS_FD_MODULES], details.mods, wait_msg);
+        /* the core is being read: the job can no longer be given back */
+        module_files_let_go(details.mods);
         for (size_t i = 0; i < DETAILS_FDS; i++)
                 safe_close(fds[i]);
         details.pending = false;
@@ -427,7 +429,7 @@ static int analyse(CoreCapture *cap, const ModuleFiles *mods, const MsgResult *r
         return fd;
 }
 
-static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods) {
+static int run_job(const MsgJob *job, int fds[JOB_FDS], ModuleFiles *mods) {
         _cleanup_(sink_freep) Sink *sink = NULL;
         _cleanup_close_ int journal_fd = -EBADF;
         MsgRecorded recorded = { .hdr = { PROTO_MAGIC, MSG_RECORDED } };
@@ -460,6 +462,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], const ModuleFiles *mods)
         r = fault_give_back(&rec, job);
         if (r >= 0)
                 return give_back_fd(fds[r], log_error_errno(-EAGAIN, "Test fault: the job's start failed: %m"));
+        module_files_let_go(mods); /* no giving back from here */
         details.rec = &rec;
         r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job,
                          &(ReceiveHooks) { .ask = ask_spool, .tick = details_tick, .received = details_wait }, &res,
@@ -536,13 +539,14 @@ static int enter(const SandboxParams *p) {
 }
 
 static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS], const ModuleFiles *mods) {
-        int keep[4 + MODULES_MAX] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD] };
+        int keep[5 + MODULES_MAX] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD],
+                                      mods->queue };
         SandboxParams p = job_sandbox(job, mods->n);
 
         for (size_t i = 0; i < mods->n; i++)
-                keep[4 + i] = mods->items[i].fd;
+                keep[5 + i] = mods->items[i].fd;
         p.keep_fds = keep;
-        p.n_keep_fds = 4 + mods->n;
+        p.n_keep_fds = 5 + mods->n;
         return enter(&p);
 }
 
@@ -626,7 +630,7 @@ static int worker_main(void) {
         static const int keep[] = { WORKER_CONTROL_FD };
         MsgReady ready = { .hdr = { PROTO_MAGIC, MSG_READY } };
         int fds[JOB_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
-        static ModuleFiles mods;
+        static ModuleFiles mods = MODULE_FILES_INIT;
         MsgMapped mapped;
         MsgJob job;
         int r, ahead;
