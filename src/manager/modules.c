@@ -20,6 +20,7 @@
 #include "hash.h"
 #include "macro.h"
 #include "modules.h"
+#include "test-fault.h"
 
 /* the magics older kernel headers lack */
 #ifndef PIDFS_MAGIC
@@ -220,9 +221,23 @@ static int resolve_beneath(int root, const char *path) {
  * (the request is forced): one in the manager's or a worker's hands would let the server, any
  * user's program, freeze them for ever. virtiofs shares the magic; its server is the host's, and
  * no user mounts it, so its files are opened as any other. Undecided is refused. */
+#ifdef MANAGER_TEST_FAULTS
+/* Test builds only (meson -Dworker-test-faults=true): COREDUMPD_TEST_FAULT=modules-fuse opens a
+ * file on FUSE as any other, as a file system stacked over FUSE (overlayfs, ecryptfs) would be
+ * opened: what must hold then (the manager never holding one) is tested with it. */
+static bool fault_fuse_opened(void) {
+        return test_fault_is("modules-fuse");
+}
+#else
+static bool fault_fuse_opened(void) {
+        return false;
+}
+#endif
+
 static bool fuse_trusted(const struct statx *sx, const char *mountinfo, size_t mlen) {
-        return (sx->stx_mask & STATX_MNT_ID) &&
-               modules_mount_trusted_fuse(mountinfo, mlen, sx->stx_mnt_id, makedev(sx->stx_dev_major, sx->stx_dev_minor));
+        return fault_fuse_opened() ||
+               ((sx->stx_mask & STATX_MNT_ID) &&
+                modules_mount_trusted_fuse(mountinfo, mlen, sx->stx_mnt_id, makedev(sx->stx_dev_major, sx->stx_dev_minor)));
 }
 
 /* Whether the O_PATH fd is the very file the maps line names: a regular file with its inode,

@@ -307,6 +307,42 @@ def case_fuse_flush_python3():
         stop_fuse()
 
 
+def case_fuse_flush_opened():
+    """fuse_flush where the user's FUSE file is opened for the traces all the same, as a file on a
+    file system stacked over FUSE would be (overlayfs and ecryptfs pass FLUSH down to the FUSE
+    file beneath; here a fault of the test build, modules-fuse, lets the collector open the FUSE
+    file itself): the collector queues it for the worker, which takes it out of the queue; the
+    manager only passes the queue on, and never holds the file, so that no close of its waits for
+    the server. The user's crash and root's after it are stored at once; the collector and the
+    worker wait in their closes for ever, killed or not, and the daemon stops all the same; the
+    server saw the collector's open and FLUSHes, none from the manager."""
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        skip("built without -Dworker-test-faults=true")
+    user = test_user()
+    env = Env()
+    mnt, stop_fuse = start_fuse(user, "flush")
+    try:
+        hostile = os.path.join(mnt, "f")
+        d = env.start(environ={"COREDUMPD_TEST_FAULT": "modules-fuse"})
+        user_pid, took = timed_crash_of(as_user(user, [MAP_CRASH, hostile, "1"]))
+        rec = record_of(env, user_pid, d, timeout=PROMPT)
+        check(rec.get("COREDUMP_FILENAME") and "COREDUMP_PROCESSING_ERROR" not in rec,
+              f"the user's crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}\n{d.log_text()}")
+        check_traces(rec, "the user's crash")
+        manager = d.proc.pid
+        took2, said = root_crash_then_stop(env, d, stop_fuse)
+        check("open from pid" in said and "flush from pid" in said,
+              f"the collector did not open the FUSE file (the test fault), or nobody closed it: {said.strip()!r}")
+        check(f"from pid {manager}:" not in said, f"the manager opened or closed the user's FUSE file: {said.strip()!r}")
+        check("did not end when killed" in d.log_text(),
+              f"no worker was left waiting for the server's answer:\n{d.log_text()}")
+        print(f"observed: the user's crash (its FUSE file opened by the collector, its FLUSHes unanswered) took "
+              f"{took:.2f} s, root's after it {took2:.2f} s; the daemon stopped with the server running; the server "
+              f"saw: {' | '.join(said.strip().splitlines())}")
+    finally:
+        stop_fuse()
+
+
 def case_fuse_flush_overlay():
     """fuse_flush on a default system, with no help from /etc/fuse.conf (an independent review's
     scenario): in a user namespace of their own, with a mount namespace of its own, the user
@@ -366,8 +402,19 @@ def flush_attack(env, stop_fuse, argv, hostile, reason=re.escape(os.strerror(err
     (traced or (lambda r: check_traces(r, "the user's crash")))(rec)
     d.wait_log(rf"Crash of PID {user_pid}: \d+ mapped files not opened for the traces, the first "
                rf"{re.escape(hostile)}: {reason}", timeout=PROMPT)
-    root_pid, took2 = timed_crash()
-    check(took2 < PROMPT, f"root's crash after the user's took {took2:.1f} s:\n{d.log_text()}")
+    took2, said = root_crash_then_stop(env, d, stop_fuse)
+    check("open from pid" not in said and "flush from pid" not in said,
+          f"the daemon opened the user's FUSE file: {said.strip()!r}")
+    print(f"observed: the user's crash (its mapped file {hostile} on FUSE) took {took:.2f} s, root's after it "
+          f"{took2:.2f} s; the file never opened; the daemon stopped with the server running")
+
+
+def root_crash_then_stop(env, d, stop_fuse):
+    """While the user's FUSE server still runs: root's crash stored at once, then the daemon
+    stopped within DAEMON_STOP_S; the server stopped then whatever happened: (root's crash's
+    seconds, what the server said)."""
+    root_pid, took = timed_crash()
+    check(took < PROMPT, f"root's crash after the user's took {took:.1f} s:\n{d.log_text()}")
     root = record_of(env, root_pid, d, timeout=PROMPT)
     check(root.get("COREDUMP_FILENAME"), f"root's crash not stored: {root}\n{d.log_text()}")
     d.proc.send_signal(signal.SIGTERM)
@@ -379,10 +426,7 @@ def flush_attack(env, stop_fuse, argv, hostile, reason=re.escape(os.strerror(err
     check(rc is not None, f"the daemon did not stop in {DAEMON_STOP_S} s while the FUSE server ran "
           f"(it answers no FLUSH: {said.strip()!r}):\n{d.log_text()}")
     check(d.stop() == 0, "the daemon did not stop cleanly")
-    check("open from pid" not in said and "flush from pid" not in said,
-          f"the daemon opened the user's FUSE file: {said.strip()!r}")
-    print(f"observed: the user's crash (its mapped file {hostile} on FUSE) took {took:.2f} s, root's after it "
-          f"{took2:.2f} s; the file never opened; the daemon stopped with the server running")
+    return took, said
 
 
 def timed_crash_of(argv):
@@ -509,5 +553,5 @@ if __name__ == "__main__":
     run_cases({"modules_symlink": case_modules_symlink, "modules_access": case_modules_access,
                "fuse_stall": case_fuse_stall,
                "fuse_stall_short_timeout": case_fuse_stall_short_timeout, "fuse_flush": case_fuse_flush, "fuse_flush_python3": case_fuse_flush_python3,
-               "fuse_flush_overlay": case_fuse_flush_overlay,
+               "fuse_flush_opened": case_fuse_flush_opened, "fuse_flush_overlay": case_fuse_flush_overlay,
                "modules_no_openat2": case_modules_no_openat2, "log_escapes": case_log_escapes})
