@@ -989,14 +989,13 @@ static bool worker_reaped_within(const Worker *w, int timeout_msec) {
 void pool_free_all(Manager *m) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + WORKERS_STOP_WAIT_USEC;
 
-        for (Worker *w = m->workers; w; w = w->workers_next) {
-                owner_lost(worker_detach(w), "the daemon is stopping");
+        for (Worker *w = m->workers; w; w = w->workers_next)
                 (void) pidfd_send_sig(w->pidfd, SIGKILL);
-        }
         while (m->workers) {
                 Worker *w = m->workers;
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
 
+                owner_lost(worker_detach(w), "the daemon is stopping");
                 /* Reaped: nothing of ours outlives the daemon, not even as a zombie; but a worker
                  * stuck in the kernel, where SIGKILL does not reach (closing a file of a FUSE server
                  * that does not answer FLUSH), would hold the daemon's stop for as long. */
