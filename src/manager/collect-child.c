@@ -3,6 +3,7 @@
  * environment, its container leader's command line) and memory map as root, then opens its
  * mapped files with the process's own file-system credentials. Touches only the descriptors it
  * is given. */
+#include <assert.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -102,10 +103,9 @@ static void on_module(void *userdata, const char *path) {
         snprintf(sh->current, sizeof sh->current, "%s", path);
 }
 
-/* The module descriptors queued in one message on the module socket, for the worker (the
- * manager only passes the socket on: modules.h), if there are any (SCM_MAX_FD is 253,
- * MODULES_MAX is below). */
-static int queue_modules(int sock, const ModuleSet *set) {
+/* The module files queued in one message on queue, for the worker (the manager only passes the
+ * queue on: modules.h); SCM_MAX_FD is 253, MODULES_MAX is below. */
+static int queue_modules(int queue, const ModuleSet *set) {
         uint32_t n = (uint32_t) set->n;
         union {
                 struct cmsghdr align;
@@ -114,15 +114,15 @@ static int queue_modules(int sock, const ModuleSet *set) {
         struct iovec iov = { .iov_base = &n, .iov_len = sizeof n };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                              .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        struct cmsghdr *cm;
 
-        if (n == 0)
-                return 0;
+        assert(n > 0 && n <= MODULES_MAX);
+        cm = CMSG_FIRSTHDR(&mh);
         cm->cmsg_level = SOL_SOCKET;
         cm->cmsg_type = SCM_RIGHTS;
         cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
         memcpy(CMSG_DATA(cm), set->fds, sizeof(int) * n);
-        return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? negative_errno() : 0;
+        return sendmsg(queue, &mh, MSG_NOSIGNAL) < 0 ? negative_errno() : 0;
 }
 
 /* Once its result is out: the manager it woke runs next, not its exit, which tears down a copy
@@ -139,7 +139,8 @@ static void module_set_unmap(ModuleSet **s) {
                 (void) munmap(*s, sizeof **s);
 }
 
-static int collect_modules(const CollectInput *in, CollectShared *sh, const Record *maps_field) {
+/* Opens the mapped files into *ret (kept open: the collector keeps them for the worker). */
+static int collect_modules(const CollectInput *in, CollectShared *sh, const Record *maps_field, ModuleSet **ret) {
         RecordField maps, mountinfo, status, rootf;
         _cleanup_free_ char *root_path = NULL;
         _cleanup_close_ int root = -EBADF;
@@ -201,15 +202,45 @@ static int collect_modules(const CollectInput *in, CollectShared *sh, const Reco
         sh->refused = set->refused;
         sh->first_refusal = set->first_refusal;
         snprintf(sh->first_refused, sizeof sh->first_refused, "%s", set->first_refused);
-        return queue_modules(in->module_sock, set);
+        *ret = TAKE_PTR(set);
+        return 0;
+}
+
+/* Once done: the module files kept until the manager lets go (EOF), queued on each socket a
+ * COLLECT_QUEUE brings (one, unless the manager asks again). */
+static void keep_modules(int sock, const ModuleSet *set) {
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control;
+        CollectQueue q;
+        struct iovec iov = { .iov_base = &q, .iov_len = sizeof q };
+
+        for (;;) {
+                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                                     .msg_controllen = CMSG_LEN(sizeof(int)) };
+                _cleanup_close_ int queue = -EBADF;
+                ssize_t k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+                struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return; /* let go */
+                if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+                    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+                        memcpy(&queue, CMSG_DATA(cm), sizeof(int));
+                if (k == (ssize_t) sizeof q && q.magic == COLLECT_QUEUE_MAGIC && queue >= 0)
+                        (void) queue_modules(queue, set);
+        }
 }
 
 #define COLLECT_COMM "coredump-proc" /* ps, pgrep: not to be taken for coredumpd */
 
-/* Nothing of the manager's but its sockets and stdio; default signal handling, and gone with the
+/* Nothing of the manager's but its socket and stdio; default signal handling, and gone with the
  * manager. Done when the spare is forked, before any crash. */
-static int spare_setup(int sock, int module_sock, pid_t parent) {
-        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, sock, module_sock };
+static int spare_setup(int sock, pid_t parent) {
+        int keep[] = { STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO, sock };
         sigset_t all;
 
         (void) prctl(PR_SET_NAME, COLLECT_COMM, 0, 0, 0);
@@ -265,7 +296,7 @@ static int wait_go(int sock, const CollectShared *sh, CollectInput *in) {
         return 0;
 }
 
-static int collect(const CollectInput *in, CollectShared *sh) {
+static int collect(const CollectInput *in, CollectShared *sh, ModuleSet **ret_modules) {
         Record maps = {};
         int r;
 
@@ -279,7 +310,7 @@ static int collect(const CollectInput *in, CollectShared *sh) {
         }
         set_step(sh, COLLECT_MAPS);
         publish_file(sh, in->procdir, "maps", "COREDUMP_PROC_MAPS", PROC_FILE_MAX, 0, &maps);
-        r = collect_modules(in, sh, &maps);
+        r = collect_modules(in, sh, &maps, ret_modules);
         record_free(&maps);
         return r;
 }
@@ -297,21 +328,21 @@ static void fault_collect_slow(void) {
 }
 #endif
 
-_noreturn_ void collect_spare_main(int sock, int module_sock, CollectShared *sh, pid_t parent) {
-        CollectInput in;
-        int r = spare_setup(sock, module_sock, parent);
+_noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent) {
+        _cleanup_(module_set_unmap) ModuleSet *modules = NULL;
+        CollectInput in = {}; /* (set by wait_go(), used only if it succeeded) */
+        int r = spare_setup(sock, parent);
 
         if (r >= 0)
                 r = wait_go(sock, sh, &in);
         in.parent = parent;
-        in.module_sock = module_sock;
         if (r == -ECONNRESET)
                 _exit(0); /* let go without a crash */
         if (r >= 0) {
                 /* what the manager wrote before it sent GO is there now */
                 __atomic_thread_fence(__ATOMIC_ACQUIRE);
                 sh->exe[sizeof sh->exe - 1] = 0;
-                r = collect(&in, sh);
+                r = collect(&in, sh, &modules);
                 fault_collect_slow();
         }
         sh->error = r < 0 ? r : 0;
@@ -320,7 +351,9 @@ _noreturn_ void collect_spare_main(int sock, int module_sock, CollectShared *sh,
         /* EOF now says it is done (everything above is published), not at the exit: the files it
          * holds are closed only after its address space is torn down. */
         __atomic_thread_fence(__ATOMIC_RELEASE);
-        (void) shutdown(sock, SHUT_RDWR);
+        (void) shutdown(sock, SHUT_WR);
+        if (r >= 0 && modules && modules->n > 0)
+                keep_modules(sock, modules);
         step_aside();
         _exit(r < 0 ? 1 : 0);
 }

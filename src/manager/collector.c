@@ -3,10 +3,8 @@
  * delivered, and children stuck past their deadline. Manager (root): signals and reaps only its
  * own collector children. */
 #include <assert.h>
-#include <linux/sockios.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -29,7 +27,6 @@ static void collector_free(Collector *col) {
         sd_event_source_disable_unref(col->io_source);
         sd_event_source_disable_unref(col->child_source);
         safe_close(col->sock);
-        safe_close(col->module_sock); /* what it queued goes unopened */
         safe_close(col->pidfd);
         if (col->shared)
                 (void) munmap(col->shared, sizeof *col->shared);
@@ -98,16 +95,16 @@ static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata
 
 static void kill_child(Collector *col);
 
-/* A new spare: its shared memory, its sockets, the fork. */
+/* A new spare: its shared memory, its socket, the fork. */
 static int collector_spawn(Manager *m, Collector **ret) {
-        _cleanup_close_ int child_sock = -EBADF, child_module_sock = -EBADF;
+        _cleanup_close_ int child_sock = -EBADF;
         Collector *col = calloc(1, sizeof *col);
-        int sv[2], mv[2], r;
+        int sv[2], r;
         pid_t pid, self;
 
         if (!col)
                 return -ENOMEM;
-        *col = (Collector) { .manager = m, .pidfd = -EBADF, .sock = -EBADF, .module_sock = -EBADF };
+        *col = (Collector) { .manager = m, .pidfd = -EBADF, .sock = -EBADF };
         LIST_PREPEND(collectors, m->collectors, col);
         col->shared = mmap(NULL, sizeof *col->shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (col->shared == MAP_FAILED) {
@@ -122,17 +119,10 @@ static int collector_spawn(Manager *m, Collector **ret) {
         }
         col->sock = sv[0];
         child_sock = sv[1];
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, mv) < 0) {
-                r = negative_errno();
-                collector_free(col);
-                return r;
-        }
-        col->module_sock = mv[0];
-        child_module_sock = mv[1];
         self = getpid();
         pid = fork();
         if (pid == 0)
-                collect_spare_main(child_sock, child_module_sock, col->shared, self);
+                collect_spare_main(child_sock, col->shared, self);
         /* this child's alone: no later fork (another collector) gets a writable copy */
         if (pid > 0 && madvise(col->shared, sizeof *col->shared, MADV_DONTFORK) < 0)
                 log_debug_errno(negative_errno(), "Collector %d: its shared memory stays inheritable: %m", (int) pid);
@@ -290,30 +280,20 @@ static void harvest_fields(Collector *col, CrashMeta *meta) {
                 meta->fields.overflow = true;
 }
 
-/* The bytes queued on the SOCK_SEQPACKET sock (SIOCINQ), 0 if none or unknown. */
-static size_t queued_message(int sock) {
-        int n = 0;
-
-        return ioctl(sock, SIOCINQ, &n) < 0 || n < 0 ? 0 : (size_t) n;
-}
-
-/* The table the child published, and the socket with the descriptors it queued: the crash's
- * module files, never opened here (modules.h). None if the child queued no message of its one
- * shape, or says more than MODULES_MAX; whether the descriptors are as many as the table says
- * is the worker's to check when it takes them. */
+/* The table the child published, and its socket: it keeps the files it opened until that is
+ * closed, and queues them for the worker when asked (collector_queue_modules(); modules.h). */
 static void harvest_modules(Collector *col, CrashMeta *meta) {
         CollectShared *sh = col->shared;
         uint32_t n = sh->n_modules;
         ModuleHandoff *h;
 
-        if (n > 0 && n <= MODULES_MAX && queued_message(col->module_sock) == sizeof(uint32_t) &&
-            (h = module_handoff_new())) {
+        if (n > 0 && n <= MODULES_MAX && (h = module_handoff_new())) {
                 for (size_t i = 0; i < n; i++) {
                         memcpy(&h->entries[i], &sh->entries[i], sizeof(ModuleEntry));
                         h->entries[i].path[MODULE_PATH_MAX - 1] = 0;
                 }
                 h->n = n;
-                h->sock = TAKE_FD(col->module_sock);
+                h->collector = TAKE_FD(col->sock);
                 meta->modules = h;
         }
         if (sh->omitted > 0 && sh->omitted <= UINT32_MAX)
@@ -364,6 +344,8 @@ void collector_harvest(Crash *c, char *why, size_t size) {
         c->collector = NULL;
         col->crash = NULL;
         col->io_source = sd_event_source_disable_unref(col->io_source);
+        /* unless the crash took it (it keeps module files for the worker), its EOF lets it go */
+        col->sock = safe_close(col->sock);
         if (col->reaped) {
                 collector_free(col);
                 return;
@@ -375,6 +357,42 @@ void collector_harvest(Crash *c, char *why, size_t size) {
                 m->n_collectors_stalled++;
                 kill_child(col);
         }
+}
+
+int collector_queue_modules(ModuleHandoff *h) {
+        CollectQueue q = { .magic = COLLECT_QUEUE_MAGIC };
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = &q, .iov_len = sizeof q };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                             .msg_controllen = sizeof control.buf };
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        _cleanup_close_ int for_collector = -EBADF;
+        int sv[2], r;
+        ssize_t k;
+
+        if (!h || h->queue >= 0)
+                return 0;
+        if (h->collector < 0)
+                return -ENOTCONN;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return negative_errno();
+        h->queue = sv[0];
+        for_collector = sv[1];
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &for_collector, sizeof(int));
+        k = sendmsg(h->collector, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (k != (ssize_t) sizeof q) {
+                r = k < 0 ? negative_errno() : -EIO;
+                /* gone (killed, or dead): nothing will be queued, the worker gets no files */
+                module_handoff_let_go(h);
+                return r;
+        }
+        return 0;
 }
 
 void collector_free_all(Manager *m) {

@@ -64,7 +64,7 @@ typedef enum CollectStep {
 typedef struct CollectShared {
         uint32_t step;        /* CollectStep */
         uint32_t record_len;  /* stored with release order once the bytes are in place */
-        uint32_t n_modules;   /* descriptors it queued on its module socket, <= MODULES_MAX */
+        uint32_t n_modules;   /* files it opened and keeps for the worker, <= MODULES_MAX */
         uint32_t omitted;     /* files past MODULES_MAX */
         uint32_t refused;     /* files not opened (failed a check, or no permission) */
         int32_t first_refusal;
@@ -91,14 +91,21 @@ typedef struct CollectGo {
         uint32_t flags;
 } CollectGo;
 
+/* The manager's word to a collector done with its crash, which keeps the files it opened: queue
+ * them (one message: a uint32_t count, the files as SCM_RIGHTS) on the socket this carries, the
+ * queue the crash's worker takes them from. The manager never holds them (modules.h). */
+#define COLLECT_QUEUE_MAGIC UINT32_C(0x434f4c51) /* "COLQ" */
+typedef struct CollectQueue {
+        uint32_t magic;
+        uint32_t spare;
+} CollectQueue;
+
 typedef struct Collector {
         Manager *manager;
         Crash *crash;       /* NULL once detached: killed at its deadline, not exited yet */
         pid_t pid;
         int pidfd;
-        int sock;
-        int module_sock;    /* the other end of the child's, where it queues the module files
-                             * (never read here: modules.h), until harvested */
+        int sock;           /* until harvested: then the crash's (ModuleHandoff) if it keeps files */
         uid_t uid;
         CollectShared *shared;
         bool eof;           /* the child's end of the socket is shut down: it is done */
@@ -121,6 +128,9 @@ void collector_free_all(Manager *m);
 /* Forks the spare collector if there is none, ahead of the next crash (a fork while a task is
  * held was most of its collection's time): called when a crash ends and at the start. */
 void collector_prefork(Manager *m);
+/* The queue of the crash's module files, asked of the collector that keeps them if it was not yet
+ * (h may be NULL: none): 0, or a negative errno (then the worker gets none). */
+int collector_queue_modules(ModuleHandoff *h);
 
 /* The child's side (collect-child.c). */
 typedef struct CollectInput {
@@ -128,15 +138,15 @@ typedef struct CollectInput {
         int leader_dir; /* its container leader's, or -EBADF */
         int files_root; /* where its mapped files are opened, if not beneath its root (or -EBADF) */
         int sock;
-        int module_sock;          /* where the module files are queued, for the worker */
         pid_t parent;             /* the manager: the child dies with it */
         const char *exe;          /* its executable, as the manager read it */
         const uint8_t *request;   /* COLLECT_REQUEST_FIELDS the manager read, in record format */
         size_t request_len;
 } CollectInput;
-/* A spare, forked ahead of any crash: keeps nothing of the manager's but its two sockets and
- * stdio, waits on sock for COLLECT_GO (exits at EOF: the manager let it go), then collects that
- * one crash, its module files queued on module_sock. */
-_noreturn_ void collect_spare_main(int sock, int module_sock, CollectShared *sh, pid_t parent);
+/* A spare, forked ahead of any crash: keeps nothing of the manager's but sock and stdio, waits on
+ * sock for COLLECT_GO (exits at EOF: the manager let it go), then collects that one crash, says
+ * so with its end's shutdown for writing, and keeps the module files it opened until EOF,
+ * queueing them wherever a COLLECT_QUEUE says. */
+_noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent);
 /* Pure: what the child was doing at step, for the record ("reading its environment"). */
 const char *collect_step_to_string(CollectStep step);

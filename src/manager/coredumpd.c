@@ -167,10 +167,9 @@ static void warn_unsafe_suid_dumpable(void) {
         fclose(f);
 }
 
-/* Each crash in flight holds up to MODULES_MAX module files until its worker's first message
- * after the job, or after DETAILS for a job sent while /proc is read (for a core that is not
- * spooled, after the whole stream), for MaxParallel=
- * crashes: the soft descriptor limit goes up to the hard one, at most MANAGER_NOFILE_MAX
+/* Each crash in flight holds a few descriptors (its connection, output, pidfd, /proc directory,
+ * sockets to its collector and worker; never its module files: modules.h), for MaxParallel= and
+ * more crashes: the soft descriptor limit goes up to the hard one, at most MANAGER_NOFILE_MAX
  * (coredump-socket.service's LimitNOFILE=), as started by hand it is often 1024. The workers set
  * their own (sandbox.c); nothing here uses select(). */
 #define MANAGER_NOFILE_MAX 65536U

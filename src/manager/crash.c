@@ -439,6 +439,8 @@ static int crash_record_only(Crash *c, const char *why) {
         c->output_ready = false;
         c->no_core_why = why;
         c->storing = false;
+        if (c->meta.modules) /* no core, no traces: its collector may go */
+                module_handoff_let_go(c->meta.modules);
         safe_close(c->conn_fd);
         c->conn_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (c->conn_fd < 0)
@@ -620,7 +622,7 @@ static void crash_job(Crash *c, int record_fd, uid_t uid, gid_t gid, WorkerJob *
                 .conn_fd = c->conn_fd,
                 .out_fd = c->out_fd,
                 .record_fd = record_fd,
-                .modules = c->meta.modules,
+                .modules = c->no_core_why ? NULL : c->meta.modules,
         };
         snprintf(job->label, sizeof job->label, "crash of PID %d", (int) c->info.pid);
         /* the file's cap: at most the room granted when its output was opened (its reservation,
@@ -639,6 +641,19 @@ static void crash_job(Crash *c, int record_fd, uid_t uid, gid_t gid, WorkerJob *
 
 static const WorkerJobOps crash_worker_ops;
 
+/* A worker is at hand: the collector keeping the module files queues them for it (modules.h),
+ * unless done already (for a worker that gave the job back) or there is no core to trace. */
+static void crash_queue_modules(Crash *c) {
+        int r;
+
+        if (c->no_core_why || !c->meta.modules)
+                return;
+        r = collector_queue_modules(c->meta.modules);
+        if (r < 0)
+                log_debug_errno(r, "Crash of PID %d: its module files could not be queued, the traces go without: %m",
+                                (int) c->info.pid);
+}
+
 /* Hands the job to an idle worker (the next one if that one was gone), with the record in a memfd
  * made for the first: 1 if one took it (*ret), 0 if none is idle (one is being started), or the
  * error that stopped it. */
@@ -654,6 +669,7 @@ static int crash_hand_job(Crash *c, int *record_fd, uint32_t flags, Worker **ret
 
                 if (!w)
                         return 0;
+                crash_queue_modules(c);
                 if (*record_fd < 0 && (*record_fd = crash_record_memfd(&c->record)) < 0)
                         return *record_fd;
                 crash_job(c, *record_fd, uid, gid, &job);
@@ -739,6 +755,7 @@ static int crash_send_details(Crash *c) {
                 lost = "its process could not be confirmed once /proc was read, and its worker had become its user";
                 r = -EPERM;
         } else {
+                crash_queue_modules(c);
                 record_fd = crash_record_memfd(&c->record);
                 r = record_fd < 0 ? record_fd : worker_send_details(c->worker, record_fd, c->meta.modules);
         }

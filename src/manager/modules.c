@@ -216,11 +216,6 @@ static int resolve_beneath(int root, const char *path) {
         return fd < 0 ? negative_errno() : fd;
 }
 
-/* Whether a file on a FUSE file system (statx gave sx) may be opened. Every close of a descriptor
- * of a FUSE file asks its server to FLUSH and waits for the answer uninterruptibly, SIGKILL or not
- * (the request is forced): one in the manager's or a worker's hands would let the server, any
- * user's program, freeze them for ever. virtiofs shares the magic; its server is the host's, and
- * no user mounts it, so its files are opened as any other. Undecided is refused. */
 #ifdef MANAGER_TEST_FAULTS
 /* Test builds only (meson -Dworker-test-faults=true): COREDUMPD_TEST_FAULT=modules-fuse opens a
  * file on FUSE as any other, as a file system stacked over FUSE (overlayfs, ecryptfs) would be
@@ -234,6 +229,11 @@ static bool fault_fuse_opened(void) {
 }
 #endif
 
+/* Whether a file on a FUSE file system (statx gave sx) may be opened. Every close of a descriptor
+ * of a FUSE file asks its server to FLUSH and waits for the answer uninterruptibly, SIGKILL or not
+ * (the request is forced): one in the manager's or a worker's hands would let the server, any
+ * user's program, freeze them for ever. virtiofs shares the magic; its server is the host's, and
+ * no user mounts it, so its files are opened as any other. Undecided is refused. */
 static bool fuse_trusted(const struct statx *sx, const char *mountinfo, size_t mlen) {
         return fault_fuse_opened() ||
                ((sx->stx_mask & STATX_MNT_ID) &&
@@ -421,12 +421,13 @@ ModuleHandoff *module_handoff_new(void) {
         if (!h)
                 return NULL;
         h->n = 0;
-        h->sock = -EBADF;
+        h->collector = h->queue = -EBADF;
         return h;
 }
 
 void module_handoff_let_go(ModuleHandoff *h) {
-        h->sock = safe_close(h->sock);
+        h->queue = safe_close(h->queue);
+        h->collector = safe_close(h->collector);
 }
 
 void module_handoff_free(ModuleHandoff *h) {

@@ -65,23 +65,28 @@ typedef struct MapsFile {
 int modules_open(const ModulesSource *src, ModuleSet *ret);
 void modules_close(ModuleSet *s);
 
-/* What the manager holds of a crash's module files: their table and counts, and the socket in
- * which the collector queued their descriptors (one message: a uint32_t count, the descriptors
- * as SCM_RIGHTS). The manager never takes them out of it, nor opens any: closing a descriptor of
- * a file on FUSE, or on a file system stacked over FUSE (overlayfs and ecryptfs pass FLUSH down),
- * waits for the FUSE server's answer, uninterruptibly, while a descriptor still queued is let go
- * without a FLUSH when the last end of its socket closes. A worker peeks them out (so that a job
- * it gives back has them still for the next one), then drops the queue unopened. */
+/* What the manager holds of a crash's module files: their table, and two sockets, never a file.
+ * Closing a descriptor of a file on FUSE, or on a file system stacked over FUSE (overlayfs and
+ * ecryptfs pass FLUSH down), waits for the FUSE server's answer, uninterruptibly; dropping the
+ * last reference to one may wait for it too (FUSE's release with writeback_cache). So the
+ * collector that opened them keeps them until the crash lets go, and queues them (one message:
+ * a uint32_t count, the files as SCM_RIGHTS) only when a worker is given the job, on a socket the
+ * manager passes on to the worker unread: the files are in flight (counted against root, the
+ * collector's user, as every descriptor in flight is against its sender's) only from then until
+ * the worker takes them, milliseconds. The worker peeks them (a job it gives back has them still
+ * for the next one), then drops the queue unopened; whatever is still queued when the manager
+ * lets go is never the last reference to a file (the collector's own are, and it goes after). */
 typedef struct ModuleHandoff {
-        size_t n;  /* entries, and descriptors queued in sock */
-        int sock;  /* the queue, or -EBADF once let go (n: what it held) */
+        size_t n;       /* entries, and files the collector keeps */
+        int collector;  /* to the collector keeping them (COLLECT_QUEUE; EOF lets it go), or -EBADF */
+        int queue;      /* the queue, once asked for (the worker's end), or -EBADF */
         ModuleEntry entries[MODULES_MAX];
 } ModuleHandoff;
 
 /* An empty handoff on the heap: only its counts are written, not its 64 KiB of entries (a page
  * the manager writes after it forked a collector is a page copied). */
 ModuleHandoff *module_handoff_new(void);
-/* Lets its queue go (the descriptors in it, unopened), keeping the table. */
+/* Lets the files go: the queue first, then the collector (whose EOF makes it close its own). */
 void module_handoff_let_go(ModuleHandoff *h);
 void module_handoff_free(ModuleHandoff *h);
 

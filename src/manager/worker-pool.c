@@ -809,7 +809,7 @@ void pool_replace_taken(Manager *m) {
 
 /* How many module files a worker gets: those still queued (none once let go). */
 static uint32_t modules_given(const ModuleHandoff *mods) {
-        return mods && mods->sock >= 0 ? (uint32_t) mods->n : 0;
+        return mods && mods->queue >= 0 ? (uint32_t) mods->n : 0;
 }
 
 /* The module table (paths, in descriptor order) in a sealed memfd. */
@@ -832,7 +832,7 @@ static int module_table_memfd(const ModuleHandoff *mods) {
 static int send_modules(Worker *w, const ModuleHandoff *mods) {
         MsgModules msg = { .hdr = { PROTO_MAGIC, MSG_MODULES }, .count = modules_given(mods) };
 
-        return msg.count == 0 ? 0 : proto_send(w->control_fd, &msg, sizeof msg, &mods->sock, 1);
+        return msg.count == 0 ? 0 : proto_send(w->control_fd, &msg, sizeof msg, &mods->queue, 1);
 }
 
 #ifdef MANAGER_TEST_FAULTS

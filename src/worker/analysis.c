@@ -3,6 +3,7 @@
  * stack traces and packages as record fields in a sealed memfd. Opens no path. */
 #include <assert.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,6 +17,10 @@
 #include "log.h"
 #include "macro.h"
 #include "record-fields.h"
+
+/* How long a worker waits for the collector to queue the module files it was told of: it was
+ * asked as the job was sent; past this the traces go without them. */
+#define MODULES_QUEUE_WAIT_MSEC 500
 
 void module_files_close(ModuleFiles *m) {
         for (size_t i = 0; i < m->n; i++)
@@ -34,8 +39,20 @@ void module_files_let_go(ModuleFiles *m) {
         m->queue = safe_close(m->queue);
 }
 
-/* The n files queued on sock, peeked (installed here, left queued): 0, or -EBADMSG if the queue
- * does not hold one message of n (then none is kept). */
+/* 1 once fd is readable (or its peer gone), 0 past timeout_msec, or a negative errno. */
+static int wait_readable(int fd, int timeout_msec) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        int r;
+
+        do
+                r = poll(&p, 1, timeout_msec);
+        while (r < 0 && errno == EINTR);
+        return r < 0 ? negative_errno() : r;
+}
+
+/* The n files queued on sock, peeked (installed here, left queued), once the collector queued
+ * them (asked when the manager gave us the job: it is at hand, awake, microseconds away):
+ * 0, -ETIMEDOUT, or -EBADMSG if the queue does not hold one message of n (then none is kept). */
 static int peek_files(int sock, size_t n, ModuleFiles *m) {
         union {
                 struct cmsghdr align;
@@ -45,11 +62,14 @@ static int peek_files(int sock, size_t n, ModuleFiles *m) {
         struct iovec iov = { .iov_base = &count, .iov_len = sizeof count };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                              .msg_controllen = CMSG_LEN(sizeof(int) * n) };
-        int fds[MODULES_MAX];
+        int fds[MODULES_MAX], r;
         size_t got = 0;
         ssize_t k;
 
         assert(n > 0 && n <= MODULES_MAX);
+        r = wait_readable(sock, MODULES_QUEUE_WAIT_MSEC);
+        if (r <= 0)
+                return r < 0 ? r : -ETIMEDOUT;
         do
                 k = recvmsg(sock, &mh, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         while (k < 0 && errno == EINTR);

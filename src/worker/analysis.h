@@ -22,14 +22,14 @@ typedef struct ModuleFiles {
 
 void module_files_close(ModuleFiles *m);
 /* Reads the module table and the MODULES message that follows it, and takes the files out of the
- * queue it brings, leaving them there (proto.h). A queue that does not hold what the table lists
+ * queue it brings once the collector has queued them, leaving them there (proto.h). A queue that does not hold what the table lists
  * leaves the crash without module files (its traces from the core alone), not the job failed. */
 int module_files_receive(uint32_t n_modules, int table_fd, ModuleFiles *ret,
                          int (*wait_msg)(uint32_t type, void *msg, size_t size, int *fds, size_t n_fds));
 /* Once the job can no longer be given back: the queue dropped, the files in it unopened, so that
  * they are no longer in flight (the kernel counts descriptors in flight per sending user, here
- * root, the collector's, and refuses a process of that user without CAP_SYS_RESOURCE to send
- * more while the count is above its RLIMIT_NOFILE). */
+ * root, the collector's, and refuses that user's processes without CAP_SYS_RESOURCE or
+ * CAP_SYS_ADMIN to send more while the count is above their RLIMIT_NOFILE). */
 void module_files_let_go(ModuleFiles *m);
 /* Builds the analysis record from what the stream captured. Never fails for a bad core: the
  * stack trace text then says why there is none. */

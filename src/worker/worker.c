@@ -538,15 +538,19 @@ static int enter(const SandboxParams *p) {
         return 0;
 }
 
+/* What a job keeps besides its module files: the control socket, the connection, the output, the
+ * record, the module files' queue. */
+#define JOB_KEEP_FDS 5U
+
 static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS], const ModuleFiles *mods) {
-        int keep[5 + MODULES_MAX] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD],
-                                      mods->queue };
+        int keep[JOB_KEEP_FDS + MODULES_MAX] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT],
+                                                 fds[JOB_FD_RECORD], mods->queue };
         SandboxParams p = job_sandbox(job, mods->n);
 
         for (size_t i = 0; i < mods->n; i++)
-                keep[5 + i] = mods->items[i].fd;
+                keep[JOB_KEEP_FDS + i] = mods->items[i].fd;
         p.keep_fds = keep;
-        p.n_keep_fds = 5 + mods->n;
+        p.n_keep_fds = JOB_KEEP_FDS + mods->n;
         return enter(&p);
 }
 

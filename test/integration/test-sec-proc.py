@@ -311,11 +311,12 @@ def case_fuse_flush_opened():
     """fuse_flush where the user's FUSE file is opened for the traces all the same, as a file on a
     file system stacked over FUSE would be (overlayfs and ecryptfs pass FLUSH down to the FUSE
     file beneath; here a fault of the test build, modules-fuse, lets the collector open the FUSE
-    file itself): the collector queues it for the worker, which takes it out of the queue; the
-    manager only passes the queue on, and never holds the file, so that no close of its waits for
-    the server. The user's crash and root's after it are stored at once; the collector and the
-    worker wait in their closes for ever, killed or not, and the daemon stops all the same; the
-    server saw the collector's open and FLUSHes, none from the manager."""
+    file itself): the collector keeps it, and queues it for the worker when the job is given; the
+    manager only passes the queue on, never holds the file nor its last reference, so that no
+    close or release of its waits for the server. The user's crash and root's after it are stored
+    at once; the collector and the worker wait in their closes for ever, killed or not, and the
+    daemon stops all the same; the server saw the collector's open and FLUSHes, none from the
+    manager."""
     if os.environ.get("CDS_WORKER_FAULTS") != "1":
         skip("built without -Dworker-test-faults=true")
     user = test_user()
