@@ -4,33 +4,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "macro.h"
 #include "proto.h"
 #include "tests.h"
-
-static int open_fd_count(void) {
-        int n = 0;
-        for (int fd = 0; fd < 256; fd++)
-                n += fcntl(fd, F_GETFD) >= 0;
-        return n;
-}
-
-/* Whether another process sees our write lock on fd's file (a POSIX lock goes with the close
- * of any descriptor of its file, as a FUSE file's close sends FLUSH: both tell a descriptor that
- * was opened from one that never was). */
-static bool lock_held(int fd) {
-        pid_t pid = fork();
-        int status;
-
-        if (pid == 0) {
-                struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-                _exit(fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_WRLCK ? 0 : 1);
-        }
-        return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
 
 /* Descriptors past those a message type allows are never opened in the receiver: the lock taken
  * through one of its file's descriptors survives a message carrying another. */
@@ -44,15 +22,15 @@ static void test_stray_never_opened(int sp[2]) {
         CHECK(fd >= 0);
         CHECK_EQ(unlink(path), 0);
         CHECK_EQ(fcntl(fd, F_SETLK, &fl), 0);
-        CHECK(lock_held(fd));
+        CHECK(test_lock_held(fd));
         stray[0] = stray[1] = fd;
         CHECK_EQ(proto_send(sp[0], &job, sizeof job, stray, 2), 0);
         CHECK_EQ(proto_recv(sp[1], MSG_JOB, &got, sizeof got, NULL, 0), -EBADMSG);
-        CHECK(lock_held(fd));
+        CHECK(test_lock_held(fd));
         CHECK_EQ(proto_send(sp[0], &job, sizeof job, stray, 2), 0);
         CHECK_EQ(proto_recv(sp[1], MSG_JOB, &got, sizeof got, &one, 1), -EBADMSG);
         /* the one allowed was opened, and closed with the refused message: the lock went with it */
-        CHECK(!lock_held(fd));
+        CHECK(!test_lock_held(fd));
         safe_close(fd);
 }
 
@@ -63,7 +41,7 @@ int main(void) {
         int sp[2], fds[2], two[2] = { 0, 1 }, baseline;
 
         CHECK_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-        baseline = open_fd_count();
+        baseline = test_open_fd_count();
 
         CHECK_EQ(proto_recv(sp[1], MSG_JOB, &got, sizeof got, fds, 2), -EAGAIN);
 
@@ -98,9 +76,9 @@ int main(void) {
         CHECK_EQ(proto_send(sp[0], &job, sizeof job, two, 1), 0);
         CHECK_EQ(proto_recv(sp[1], MSG_JOB, &got, sizeof got, fds, 2), -EBADMSG);
         /* every refused message's fds were closed */
-        CHECK_EQ(open_fd_count(), baseline);
+        CHECK_EQ(test_open_fd_count(), baseline);
         test_stray_never_opened(sp);
-        CHECK_EQ(open_fd_count(), baseline);
+        CHECK_EQ(test_open_fd_count(), baseline);
 
         safe_close(sp[0]);
         CHECK_EQ(proto_recv(sp[1], MSG_JOB, &got, sizeof got, fds, 2), -ECONNRESET);

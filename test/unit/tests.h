@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -59,4 +61,28 @@ static inline void test_put_blocks(int dir, const char *name, size_t blocks) {
                 CHECK_EQ(write(fd, buf, sizeof buf), (ssize_t) sizeof buf);
         CHECK_EQ(fsync(fd), 0);
         close(fd);
+}
+
+/* Descriptors open in this process, among the first TEST_FDS_SCANNED. */
+#define TEST_FDS_SCANNED 256
+static inline int test_open_fd_count(void) {
+        int n = 0;
+
+        for (int fd = 0; fd < TEST_FDS_SCANNED; fd++)
+                n += fcntl(fd, F_GETFD) >= 0;
+        return n;
+}
+
+/* Whether another process sees our write lock on fd's file. A POSIX lock goes with the close of
+ * any descriptor of its file in the process holding it, as a FUSE file's close sends FLUSH: so it
+ * tells a descriptor that was opened (and closed) here from one that never was. */
+static inline bool test_lock_held(int fd) {
+        pid_t pid = fork();
+        int status;
+
+        if (pid == 0) {
+                struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+                _exit(fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_WRLCK ? 0 : 1);
+        }
+        return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
