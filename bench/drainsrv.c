@@ -4,11 +4,12 @@
  * EOF and closes. One connection at a time. With --memfd it also writes what it reads, but pages
  * of zeros, into a fresh memfd, closed after the connection: the least a collector that holds the
  * core's data in memory until the task is released pays (the memory's first touch, dear on some
- * hypervisors). With --store DIR, the least a collector with a process per crash that stores
+ * hypervisors). With --store DIR, the least CPU a collector with a process per crash that stores
  * the core as systemd-coredump does pays: each connection gets a forked child that compresses
- * what it reads (zstd level 3, checksum) into a new file in DIR, fsyncs it and DIR, then closes
- * the connection and exits; no metadata, backtrace, sandbox or journal. Children are reaped (their
- * CPU is this process's children's); several run at once. */
+ * what it reads (zstd level 3, checksum) into a new file in DIR, fsyncs it, names it core.*,
+ * fsyncs DIR, then closes the connection and exits; no metadata, backtrace, sandbox or journal.
+ * Children are reaped (their CPU is this process's children's); several run at once. A CPU floor,
+ * not a latency one: the fork is on each crash's path (a daemon forks ahead). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -113,11 +114,12 @@ static int store(int c, int dir, unsigned n) {
         size_t out_size = ZSTD_CStreamOutSize();
         uint8_t *out = malloc(out_size), *buf = malloc(STORE_BUF_SIZE);
         ZSTD_CCtx *z = ZSTD_createCCtx();
-        char name[64];
+        char tmp[64], name[64];
         int fd, r = 0;
 
+        snprintf(tmp, sizeof tmp, ".tmp.%u.%d", n, (int) getpid());
         snprintf(name, sizeof name, "core.%u.%d.zst", n, (int) getpid());
-        fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0 || !out || !buf || !z || handshake(c, buf) < 0 ||
             ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, STORE_LEVEL)) ||
             ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_hashLog, STORE_TABLE_LOG)) ||
@@ -137,7 +139,7 @@ static int store(int c, int dir, unsigned n) {
                                 r = -1;
                 } while (r == 0 && (end ? left > 0 : in.pos < in.size));
         }
-        if (r < 0 || fsync(fd) < 0 || fsync(dir) < 0) {
+        if (r < 0 || fsync(fd) < 0 || renameat(dir, tmp, dir, name) < 0 || fsync(dir) < 0) {
                 perror("drainsrv: storing a core");
                 return -1;
         }

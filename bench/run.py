@@ -18,7 +18,8 @@ and p99 (coredumpd with the rate limit off, so every crash goes the whole way, a
 its default rate limit, the storm being one crash-looping program; both with coredumpd at its
 default log level, the workloads at debug level for what they read from its log), beside the
 store floor (drainsrv --store: a forked process per crash that only compresses at level 3 into a
-file and syncs it, the least this design's storm can cost, its CPU the children's); and the peak
+file and syncs it, the least CPU a process per crash costs here, its CPU the children's; not a
+latency floor, the fork being on each crash's path); and the peak
 memory of coredumpd's manager and of one worker. Restores
 kernel.core_pattern and kernel.core_pipe_limit on every exit path (and removes everything it
 created). It is not a test: it never fails on a number."""
@@ -240,9 +241,10 @@ class Drain:
         return "@@" + self.sock
 
     def wait_stored(self, n, timeout=60):
-        """Until n cores are in the store and their children reaped (reaped every few ms)."""
+        """Until n cores are in the store (named once synced) and their children reaped (reaped
+        every few ms)."""
         deadline = time.monotonic() + timeout
-        while len(os.listdir(self.store)) < n and time.monotonic() < deadline:
+        while sum(f.startswith("core.") for f in os.listdir(self.store)) < n and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(STORE_REAP_WAIT_S)
 
