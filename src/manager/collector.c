@@ -281,7 +281,7 @@ static void harvest_fields(Collector *col, CrashMeta *meta) {
 }
 
 /* The table the child published, and its socket: it keeps the files it opened until that is
- * closed, and queues them for the worker when asked (collector_queue_modules(); modules.h). */
+ * closed, and queues them for the worker when asked (collector_queue_ask(); modules.h). */
 static void harvest_modules(Collector *col, CrashMeta *meta) {
         CollectShared *sh = col->shared;
         uint32_t n = sh->n_modules;
@@ -359,7 +359,21 @@ void collector_harvest(Crash *c, char *why, size_t size) {
         }
 }
 
-int collector_queue_modules(ModuleHandoff *h) {
+int collector_queue_make(ModuleHandoff *h) {
+        int sv[2];
+
+        if (!h || h->queue >= 0)
+                return 0;
+        if (h->collector < 0)
+                return -ENOTCONN;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return negative_errno();
+        h->queue = sv[0];
+        h->collector_end = sv[1];
+        return 0;
+}
+
+int collector_queue_ask(ModuleHandoff *h) {
         CollectQueue q = { .magic = COLLECT_QUEUE_MAGIC };
         union {
                 struct cmsghdr align;
@@ -369,29 +383,20 @@ int collector_queue_modules(ModuleHandoff *h) {
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                              .msg_controllen = sizeof control.buf };
         struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        _cleanup_close_ int for_collector = -EBADF;
-        int sv[2], r;
         ssize_t k;
 
-        if (!h || h->queue >= 0)
+        if (!h || h->collector_end < 0)
                 return 0;
-        if (h->collector < 0)
-                return -ENOTCONN;
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-                return negative_errno();
-        h->queue = sv[0];
-        for_collector = sv[1];
         cm->cmsg_level = SOL_SOCKET;
         cm->cmsg_type = SCM_RIGHTS;
         cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &for_collector, sizeof(int));
+        memcpy(CMSG_DATA(cm), &h->collector_end, sizeof(int));
         k = sendmsg(h->collector, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (k != (ssize_t) sizeof q) {
-                r = k < 0 ? negative_errno() : -EIO;
-                /* gone (killed, or dead): nothing will be queued, the worker gets no files */
-                module_handoff_let_go(h);
-                return r;
-        }
+        /* ours goes either way: gone with the message, or (a collector gone) the worker's end sees
+         * its peer gone and waits for nothing */
+        h->collector_end = safe_close(h->collector_end);
+        if (k != (ssize_t) sizeof q)
+                return k < 0 ? negative_errno() : -EIO;
         return 0;
 }
 

@@ -128,9 +128,14 @@ void collector_free_all(Manager *m);
 /* Forks the spare collector if there is none, ahead of the next crash (a fork while a task is
  * held was most of its collection's time): called when a crash ends and at the start. */
 void collector_prefork(Manager *m);
-/* The queue of the crash's module files, asked of the collector that keeps them if it was not yet
- * (h may be NULL: none): 0, or a negative errno (then the worker gets none). */
-int collector_queue_modules(ModuleHandoff *h);
+/* The queue of the crash's module files (h may be NULL: none), made for the worker a job is sent
+ * to, if it was not yet (for one that gave the job back): 0, or a negative errno (then the
+ * worker gets none). */
+int collector_queue_make(ModuleHandoff *h);
+/* The collector that keeps them asked to queue them, once the job is sent and its task let go
+ * (the worker waits for them before it reads the core; the crash's manager, never): 0 (also if
+ * asked already), or a negative errno. */
+int collector_queue_ask(ModuleHandoff *h);
 
 /* The child's side (collect-child.c). */
 typedef struct CollectInput {

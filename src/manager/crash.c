@@ -439,6 +439,7 @@ static int crash_record_only(Crash *c, const char *why) {
         c->output_ready = false;
         c->no_core_why = why;
         c->storing = false;
+        c->record_only = true;
         if (c->meta.modules) /* no core, no traces: its collector may go */
                 module_handoff_let_go(c->meta.modules);
         safe_close(c->conn_fd);
@@ -622,7 +623,7 @@ static void crash_job(Crash *c, int record_fd, uid_t uid, gid_t gid, WorkerJob *
                 .conn_fd = c->conn_fd,
                 .out_fd = c->out_fd,
                 .record_fd = record_fd,
-                .modules = c->no_core_why ? NULL : c->meta.modules,
+                .modules = c->record_only ? NULL : c->meta.modules,
         };
         snprintf(job->label, sizeof job->label, "crash of PID %d", (int) c->info.pid);
         /* the file's cap: at most the room granted when its output was opened (its reservation,
@@ -641,17 +642,28 @@ static void crash_job(Crash *c, int record_fd, uid_t uid, gid_t gid, WorkerJob *
 
 static const WorkerJobOps crash_worker_ops;
 
-/* A worker is at hand: the collector keeping the module files queues them for it (modules.h),
- * unless done already (for a worker that gave the job back) or there is no core to trace. */
-static void crash_queue_modules(Crash *c) {
+/* A worker is at hand: the queue of the module files made for it (modules.h), unless made
+ * already (for a worker that gave the job back) or no core comes to trace (a core that is only
+ * not stored is still traced). */
+static void crash_queue_make(Crash *c) {
         int r;
 
-        if (c->no_core_why || !c->meta.modules)
+        if (c->record_only || !c->meta.modules)
                 return;
-        r = collector_queue_modules(c->meta.modules);
+        r = collector_queue_make(c->meta.modules);
         if (r < 0)
-                log_debug_errno(r, "Crash of PID %d: its module files could not be queued, the traces go without: %m",
+                log_debug_errno(r, "Crash of PID %d: no queue for its module files, the traces go without: %m",
                                 (int) c->info.pid);
+}
+
+/* The job is sent and the task let go (or kept for a container): the collector that keeps the
+ * module files asked to queue them for the worker. */
+static void crash_queue_ask(Crash *c) {
+        int r = c->record_only ? 0 : collector_queue_ask(c->meta.modules);
+
+        if (r < 0)
+                log_debug_errno(r, "Crash of PID %d: its collector could not be asked for its module files, the "
+                                "traces go without: %m", (int) c->info.pid);
 }
 
 /* Hands the job to an idle worker (the next one if that one was gone), with the record in a memfd
@@ -669,7 +681,7 @@ static int crash_hand_job(Crash *c, int *record_fd, uint32_t flags, Worker **ret
 
                 if (!w)
                         return 0;
-                crash_queue_modules(c);
+                crash_queue_make(c);
                 if (*record_fd < 0 && (*record_fd = crash_record_memfd(&c->record)) < 0)
                         return *record_fd;
                 crash_job(c, *record_fd, uid, gid, &job);
@@ -696,6 +708,7 @@ static int crash_start_streaming(Crash *c) {
          * it (which may check the process, as systemd's does); ForwardTimeoutSec= bounds that. */
         if (!c->forward || !c->storing)
                 c->conn_fd = safe_close(c->conn_fd);
+        crash_queue_ask(c);
         c->state = CRASH_STREAMING;
         pool_replace_taken(c->manager); /* counted as waiting for a worker no more */
         return 0;
@@ -755,7 +768,7 @@ static int crash_send_details(Crash *c) {
                 lost = "its process could not be confirmed once /proc was read, and its worker had become its user";
                 r = -EPERM;
         } else {
-                crash_queue_modules(c);
+                crash_queue_make(c);
                 record_fd = crash_record_memfd(&c->record);
                 r = record_fd < 0 ? record_fd : worker_send_details(c->worker, record_fd, c->meta.modules);
         }
@@ -771,6 +784,7 @@ static int crash_send_details(Crash *c) {
         }
         if (!c->forward || !c->storing)
                 c->conn_fd = safe_close(c->conn_fd);
+        crash_queue_ask(c);
         c->state = CRASH_STREAMING;
         return 0;
 }

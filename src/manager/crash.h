@@ -83,6 +83,7 @@ typedef struct Crash {
         char incomplete[MODULE_PATH_MAX + 256]; /* why the collector's fields are missing, or "" */
         char log_comm[COMM_MAX]; /* comm as the daemon's own log lines show it (sanitised) */
         const char *no_core_why; /* set when only a record will come of this crash */
+        bool record_only;        /* no core comes at all (crash_record_only()): no traces either */
         char why_buf[PATH_MAX + 256]; /* no_core_why when it is made up */
         bool core_counted;       /* counts in Manager.n_cores */
         bool counted_only;       /* suppressed: counted for a summary, nothing else to do */

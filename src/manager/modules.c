@@ -421,12 +421,13 @@ ModuleHandoff *module_handoff_new(void) {
         if (!h)
                 return NULL;
         h->n = 0;
-        h->collector = h->queue = -EBADF;
+        h->collector = h->queue = h->collector_end = -EBADF;
         return h;
 }
 
 void module_handoff_let_go(ModuleHandoff *h) {
         h->queue = safe_close(h->queue);
+        h->collector_end = safe_close(h->collector_end);
         h->collector = safe_close(h->collector);
 }
 

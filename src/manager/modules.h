@@ -73,13 +73,14 @@ void modules_close(ModuleSet *s);
  * a uint32_t count, the files as SCM_RIGHTS) only when a worker is given the job, on a socket the
  * manager passes on to the worker unread: the files are in flight (counted against root, the
  * collector's user, as every descriptor in flight is against its sender's) only from then until
- * the worker takes them, milliseconds. The worker peeks them (a job it gives back has them still
- * for the next one), then drops the queue unopened; whatever is still queued when the manager
- * lets go is never the last reference to a file (the collector's own are, and it goes after). */
+ * the worker takes them, milliseconds: once it can no longer give the job back (a job given back
+ * has them still for the next worker). Whatever is still queued when the manager lets go is
+ * never the last reference to a file (the collector's own are, and it goes after). */
 typedef struct ModuleHandoff {
-        size_t n;       /* entries, and files the collector keeps */
-        int collector;  /* to the collector keeping them (COLLECT_QUEUE; EOF lets it go), or -EBADF */
-        int queue;      /* the queue, once asked for (the worker's end), or -EBADF */
+        size_t n;          /* entries, and files the collector keeps */
+        int collector;     /* to the collector keeping them (COLLECT_QUEUE; EOF lets it go), or -EBADF */
+        int queue;         /* the queue, once made (the worker's end), or -EBADF */
+        int collector_end; /* its other end, until sent to the collector */
         ModuleEntry entries[MODULES_MAX];
 } ModuleHandoff;
 

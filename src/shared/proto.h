@@ -27,10 +27,10 @@
  *                     to become
  *   manager MODULES   (if the table lists any) [the queue of the crashed process's mapped
  *                     files]: a socket where the collector that opened them (in the process's
- *                     mount namespace) queues one message as the job is sent, a uint32_t count
- *                     and the files as SCM_RIGHTS, as many as the table lists; the worker peeks
- *                     them out, leaving them for the next worker if it gives the job back, and
- *                     drops the queue unopened once it is past that point
+ *                     mount namespace) queues one message once the job is sent, a uint32_t
+ *                     count and the files as SCM_RIGHTS, as many as the table lists; the worker
+ *                     takes them out once it can no longer give the job back (a job given back
+ *                     has them still, for the next worker)
  *   manager DETAILS   (a JOB_FLAG_DETAILS job only, sent as soon as /proc is read, at any point
  *                     until RESULT: before, during or after SPOOL and GRANT) [record memfd,
  *                     module table memfd] in place of the job's provisional record and empty

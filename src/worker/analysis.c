@@ -18,24 +18,14 @@
 #include "macro.h"
 #include "record-fields.h"
 
-/* How long a worker waits for the collector to queue the module files it was told of: it was
- * asked as the job was sent; past this the traces go without them. */
+/* How long a worker waits for the collector to queue the module files: it was asked as the job
+ * was sent, and is awake, microseconds away; past this the traces go without them. */
 #define MODULES_QUEUE_WAIT_MSEC 500
 
 void module_files_close(ModuleFiles *m) {
         for (size_t i = 0; i < m->n; i++)
                 m->items[i].fd = safe_close(m->items[i].fd);
         m->n = 0;
-        m->queue = safe_close(m->queue);
-}
-
-void module_files_let_go(ModuleFiles *m) {
-        uint32_t count;
-
-        if (m->queue < 0)
-                return;
-        /* no control buffer: the kernel drops the descriptors, opening none */
-        (void) recv(m->queue, &count, sizeof count, MSG_DONTWAIT);
         m->queue = safe_close(m->queue);
 }
 
@@ -50,10 +40,9 @@ static int wait_readable(int fd, int timeout_msec) {
         return r < 0 ? negative_errno() : r;
 }
 
-/* The n files queued on sock, peeked (installed here, left queued), once the collector queued
- * them (asked when the manager gave us the job: it is at hand, awake, microseconds away):
- * 0, -ETIMEDOUT, or -EBADMSG if the queue does not hold one message of n (then none is kept). */
-static int peek_files(int sock, size_t n, ModuleFiles *m) {
+/* The n files the collector queued on sock, once it has: 0, -ETIMEDOUT, or -EBADMSG if the queue
+ * does not hold one message of n (then none is kept; any beyond n are never opened). */
+static int take_files(int sock, size_t n, ModuleFiles *m) {
         union {
                 struct cmsghdr align;
                 char buf[CMSG_SPACE(sizeof(int) * MODULES_MAX)];
@@ -71,7 +60,7 @@ static int peek_files(int sock, size_t n, ModuleFiles *m) {
         if (r <= 0)
                 return r < 0 ? r : -ETIMEDOUT;
         do
-                k = recvmsg(sock, &mh, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                k = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         while (k < 0 && errno == EINTR);
         if (k < 0)
                 return negative_errno();
@@ -87,6 +76,17 @@ static int peek_files(int sock, size_t n, ModuleFiles *m) {
         for (size_t i = 0; i < n; i++)
                 m->items[i].fd = fds[i];
         return 0;
+}
+
+int module_files_take(ModuleFiles *m) {
+        int r = 0;
+
+        if (m->queue >= 0 && m->n > 0)
+                r = take_files(m->queue, m->n, m);
+        if (r < 0)
+                m->n = 0; /* the collector's queue, not the manager's word: the crash goes on without them */
+        m->queue = safe_close(m->queue);
+        return r;
 }
 
 static int read_table(int fd, size_t n, ModuleFiles *m) {
@@ -125,13 +125,7 @@ int module_files_receive(uint32_t n_modules, int table_fd, ModuleFiles *ret,
                 return r;
         if (msg.count != n || msg.spare != 0)
                 return -EBADMSG;
-        r = peek_files(ret->queue, n, ret);
-        if (r < 0) {
-                /* the collector's queue, not the manager's word: the crash goes on without them */
-                log_warning_errno(r, "The module files' queue does not hold the %zu files listed, none are used: %m", n);
-                return 0;
-        }
-        ret->n = n;
+        ret->n = n; /* (their descriptors once taken) */
         return 0;
 }
 

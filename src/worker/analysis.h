@@ -21,16 +21,19 @@ typedef struct ModuleFiles {
 #define MODULE_FILES_INIT { .queue = -EBADF }
 
 void module_files_close(ModuleFiles *m);
-/* Reads the module table and the MODULES message that follows it, and takes the files out of the
- * queue it brings once the collector has queued them, leaving them there (proto.h). A queue that does not hold what the table lists
- * leaves the crash without module files (its traces from the core alone), not the job failed. */
+/* Reads the module table and the MODULES message that follows it (the queue the collector puts
+ * the files on: proto.h), leaving the files in the queue: a job given back has them still for
+ * the next worker. */
 int module_files_receive(uint32_t n_modules, int table_fd, ModuleFiles *ret,
                          int (*wait_msg)(uint32_t type, void *msg, size_t size, int *fds, size_t n_fds));
-/* Once the job can no longer be given back: the queue dropped, the files in it unopened, so that
- * they are no longer in flight (the kernel counts descriptors in flight per sending user, here
+/* Once the job can no longer be given back: the files taken out of the queue, waiting for the
+ * collector to put them there if it has not yet; a queue that does not hold what the table lists
+ * leaves the crash without module files (its traces from the core alone; the error returned is
+ * the caller's to log), not the job failed.
+ * They are in flight until then (the kernel counts descriptors in flight per sending user, here
  * root, the collector's, and refuses that user's processes without CAP_SYS_RESOURCE or
  * CAP_SYS_ADMIN to send more while the count is above their RLIMIT_NOFILE). */
-void module_files_let_go(ModuleFiles *m);
+int module_files_take(ModuleFiles *m);
 /* Builds the analysis record from what the stream captured. Never fails for a bad core: the
  * stack trace text then says why there is none. */
 int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, int signo, Record *ret);

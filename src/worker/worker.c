@@ -120,6 +120,15 @@ static struct {
 static int narrow_sandbox(const MsgJob *job, const ModuleFiles *mods);
 static int next_msg_type(uint32_t *ret);
 
+/* The module files out of their queue, once the job can no longer be given back. */
+static void take_module_files(ModuleFiles *mods) {
+        size_t n = mods->n;
+        int r = module_files_take(mods);
+
+        if (r < 0)
+                log_warning_errno(r, "The module files' queue does not hold the %zu files listed, none are used: %m", n);
+}
+
 static int receive_details(void) {
         _cleanup_(record_free) Record rec = {};
         int fds[DETAILS_FDS] = { -EBADF, -EBADF };
@@ -135,7 +144,7 @@ static int receive_details(void) {
         if (r >= 0)
                 r = module_files_receive(msg.n_modules, fds[DETAILS_FD_MODULES], details.mods, wait_msg);
         /* the core is being read: the job can no longer be given back */
-        module_files_let_go(details.mods);
+        take_module_files(details.mods);
         for (size_t i = 0; i < DETAILS_FDS; i++)
                 safe_close(fds[i]);
         details.pending = false;
@@ -462,7 +471,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], ModuleFiles *mods) {
         r = fault_give_back(&rec, job);
         if (r >= 0)
                 return give_back_fd(fds[r], log_error_errno(-EAGAIN, "Test fault: the job's start failed: %m"));
-        module_files_let_go(mods); /* no giving back from here */
+        take_module_files(mods); /* no giving back from here */
         details.rec = &rec;
         r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job,
                          &(ReceiveHooks) { .ask = ask_spool, .tick = details_tick, .received = details_wait }, &res,

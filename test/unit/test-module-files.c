@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The worker's side of the module files' queue (analysis.c): peeked out and left queued, dropped
- * unopened, a queue not as the table says leaving none, a manager's word that disagrees refused. */
+/* The worker's side of the module files' queue (analysis.c): left whole until taken, taken once
+ * filled, a queue not as the table says leaving none, a manager's word that disagrees refused. */
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -62,9 +62,9 @@ static bool queue_empty(int q) {
         return recv(q, &b, sizeof b, MSG_PEEK | MSG_DONTWAIT) < 0 && errno == EAGAIN;
 }
 
-/* Two files peeked out and left queued; the queue dropped without opening them (the lock, which
- * any close of its file here lets go, is held until the peeked ones are closed). */
-static void test_peek_then_let_go(void) {
+/* The queue received and left as it is (a job given back has it whole), the collector queueing
+ * only then; the two files taken out once the job is past giving back, and the queue with them. */
+static void test_receive_then_take(void) {
         struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
         char path[] = "/tmp/test-module-files.XXXXXX";
         int locked = mkstemp(path), other = open("/dev/null", O_RDONLY | O_CLOEXEC), table = table_of(2);
@@ -77,27 +77,26 @@ static void test_peek_then_let_go(void) {
         CHECK_EQ(fcntl(locked, F_SETLK, &fl), 0);
         baseline = test_open_fd_count();
         q = give_queue(2, &keep);
+        CHECK_EQ(module_files_receive(2, table, &m, wait_msg), 0);
+        CHECK_EQ(m.n, 2);
+        CHECK(m.queue >= 0 && m.items[0].fd < 0 && m.items[1].fd < 0);
+        CHECK(strcmp(m.items[1].path, "/lib/module1.so") == 0);
+
         files[0] = locked; /* (no close of a descriptor of it here but by the code tested) */
         files[1] = other;
         queue(q, 2, files, 2);
         safe_close(other);
-        CHECK(test_lock_held(locked));
-
-        CHECK_EQ(module_files_receive(2, table, &m, wait_msg), 0);
+        CHECK(!queue_empty(keep));
+        module_files_take(&m);
         CHECK_EQ(m.n, 2);
-        CHECK(m.queue >= 0 && !queue_empty(keep)); /* still queued, for a worker after us */
-        CHECK(fstat(m.items[0].fd, &a) == 0 && fstat(locked, &b) == 0 && a.st_ino == b.st_ino);
-        CHECK(strcmp(m.items[1].path, "/lib/module1.so") == 0);
-        CHECK(test_lock_held(locked));
-
-        module_files_let_go(&m);
         CHECK(m.queue < 0 && queue_empty(keep));
-        CHECK(test_lock_held(locked)); /* dropped unopened */
+        CHECK(fstat(m.items[0].fd, &a) == 0 && fstat(locked, &b) == 0 && a.st_ino == b.st_ino);
+        CHECK(test_lock_held(locked));
         module_files_close(&m);
-        CHECK(!test_lock_held(locked)); /* the peeked copy was ours */
+        CHECK(!test_lock_held(locked)); /* the copy taken was opened here */
         safe_close(keep);
         safe_close(q);
-        CHECK_EQ(test_open_fd_count(), baseline - 1); /* other went to the queue */
+        CHECK_EQ(test_open_fd_count(), baseline - 1); /* other went with the queue */
         safe_close(table);
         safe_close(locked);
 }
@@ -112,6 +111,7 @@ static void test_queue_disagrees(void) {
         q = give_queue(3, &keep);
         queue(q, 3, two, 2); /* three said, two sent */
         CHECK_EQ(module_files_receive(3, table, &m, wait_msg), 0);
+        module_files_take(&m);
         CHECK_EQ(m.n, 0);
         module_files_close(&m);
         safe_close(keep);
@@ -122,6 +122,7 @@ static void test_queue_disagrees(void) {
         q = give_queue(3, &keep);
         safe_close(q); /* the collector went without queueing: no wait for it */
         CHECK_EQ(module_files_receive(3, table, &m, wait_msg), 0);
+        module_files_take(&m);
         CHECK_EQ(m.n, 0);
         module_files_close(&m);
         safe_close(keep);
@@ -144,7 +145,7 @@ static void test_manager_disagrees(void) {
 
 int main(void) {
         CHECK_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control), 0);
-        test_peek_then_let_go();
+        test_receive_then_take();
         test_queue_disagrees();
         test_manager_disagrees();
         safe_close(control[0]);
