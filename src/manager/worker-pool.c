@@ -482,7 +482,9 @@ static void on_returned(Worker *w) {
         _cleanup_close_ int conn = -EBADF;
         MsgReturned msg;
         JobOwner o;
-        int r = proto_recv(w->control_fd, MSG_RETURNED, &msg, sizeof msg, &conn, 1);
+        /* out of its phase, its descriptor is not even opened (the worker fails either way) */
+        int r = proto_recv(w->control_fd, MSG_RETURNED, &msg, sizeof msg, &conn,
+                           !w->spool_asked && !w->stored_seen ? 1 : 0);
 
         if (r == -EAGAIN)
                 return;
@@ -914,7 +916,8 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
                  * files are as they were, for the next worker. */
                 return worker_gone_error(r) ? -EAGAIN : r;
         }
-        /* the worker has its copies now; ours go at its first message but RETURNED (or its end) */
+        /* the worker has its copies (of the module files, their queue) now; ours go at its first
+         * message but RETURNED (or its end) */
         w->modules = job->modules;
         w->details_due = job->msg.flags & JOB_FLAG_DETAILS;
         fault_events_hold(w);

@@ -62,7 +62,8 @@ int proto_check(const void *buf, size_t len, uint32_t type, size_t size) {
  * to room for another): the kernel installs no more than that and lets the rest of a message's
  * go unopened (MSG_CTRUNC). A descriptor that was never ours is never closed by us: closing one
  * of a file on FUSE (or on a file system stacked over FUSE) waits for its server's answer to
- * FLUSH, uninterruptibly, and a worker that parsed a hostile core could send such a file. */
+ * FLUSH, uninterruptibly, and a worker that parsed a hostile core could send such a file. (The
+ * kernel still drops its reference in our context: a release, no FLUSH.) */
 int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, size_t n_fds) {
         union {
                 struct cmsghdr h;
