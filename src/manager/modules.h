@@ -71,11 +71,12 @@ void modules_close(ModuleSet *s);
  * last reference to one may wait for it too (FUSE's release with writeback_cache). So the
  * collector that opened them keeps them until the crash lets go, and queues them (one message:
  * a uint32_t count, the files as SCM_RIGHTS) only when a worker is given the job, on a socket the
- * manager passes on to the worker unread: the files are in flight (counted against root, the
- * collector's user, as every descriptor in flight is against its sender's) only from then until
- * the worker takes them, milliseconds: once it can no longer give the job back (a job given back
- * has them still for the next worker). Whatever is still queued when the manager lets go is
- * never the last reference to a file (the collector's own are, and it goes after). */
+ * manager passes on to the worker unread. The worker takes them once it can no longer give the
+ * job back (a job given back has them still for the next worker): they are in flight (counted
+ * against root, the collector's user, as every descriptor in flight is against its sender's) from
+ * the queueing until then, milliseconds unless that worker is held itself (a dump the kernel
+ * cannot finish, a job given back). What is still queued when the manager lets go is not the
+ * last reference to a file while the collector lives (it closes its own after). */
 typedef struct ModuleHandoff {
         size_t n;          /* entries, and files the collector keeps */
         int collector;     /* to the collector keeping them (COLLECT_QUEUE; EOF lets it go), or -EBADF */
