@@ -375,29 +375,16 @@ int collector_queue_make(ModuleHandoff *h) {
 
 int collector_queue_ask(ModuleHandoff *h) {
         CollectQueue q = { .magic = COLLECT_QUEUE_MAGIC };
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct iovec iov = { .iov_base = &q, .iov_len = sizeof q };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                             .msg_controllen = sizeof control.buf };
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        ssize_t k;
+        int r;
 
         if (!h || h->collector_end < 0)
                 return 0;
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &h->collector_end, sizeof(int));
-        k = sendmsg(h->collector, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        /* its socket holds nothing else: this never waits */
+        r = proto_send(h->collector, &q, sizeof q, &h->collector_end, 1);
         /* ours goes either way: gone with the message, or (a collector gone) the worker's end sees
          * its peer gone and waits for nothing */
         h->collector_end = safe_close(h->collector_end);
-        if (k != (ssize_t) sizeof q)
-                return k < 0 ? negative_errno() : -EIO;
-        return 0;
+        return r;
 }
 
 void collector_free_all(Manager *m) {

@@ -659,7 +659,7 @@ static void crash_queue_make(Crash *c) {
 /* The job is sent and the task let go (or kept for a container): the collector that keeps the
  * module files asked to queue them for the worker. */
 static void crash_queue_ask(Crash *c) {
-        int r = c->record_only ? 0 : collector_queue_ask(c->meta.modules);
+        int r = collector_queue_ask(c->meta.modules); /* (none made for a record-only crash) */
 
         if (r < 0)
                 log_debug_errno(r, "Crash of PID %d: its collector could not be asked for its module files, the "

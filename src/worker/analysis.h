@@ -15,7 +15,7 @@ typedef struct ModuleFiles {
         BtModule items[MODULES_MAX];
         char paths[MODULES_MAX][MODULE_PATH_MAX];
         size_t n;
-        int queue; /* the manager's queue of them, until let go (-EBADF: none) */
+        int queue; /* the queue they are taken from, until taken (-EBADF: none) */
 } ModuleFiles;
 
 #define MODULE_FILES_INIT { .queue = -EBADF }

@@ -547,19 +547,14 @@ static int enter(const SandboxParams *p) {
         return 0;
 }
 
-/* What a job keeps besides its module files: the control socket, the connection, the output, the
- * record, the module files' queue. */
-#define JOB_KEEP_FDS 5U
-
+/* What a job keeps into its sandbox: the control socket, the connection, the output, the record,
+ * the module files' queue (the files are taken out of it later, run_job()). */
 static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS], const ModuleFiles *mods) {
-        int keep[JOB_KEEP_FDS + MODULES_MAX] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT],
-                                                 fds[JOB_FD_RECORD], mods->queue };
+        const int keep[] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD], mods->queue };
         SandboxParams p = job_sandbox(job, mods->n);
 
-        for (size_t i = 0; i < mods->n; i++)
-                keep[JOB_KEEP_FDS + i] = mods->items[i].fd;
         p.keep_fds = keep;
-        p.n_keep_fds = JOB_KEEP_FDS + mods->n;
+        p.n_keep_fds = ELEMENTSOF(keep);
         return enter(&p);
 }
 
