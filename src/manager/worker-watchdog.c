@@ -10,6 +10,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "manager.h"
+#include "pidfd-util.h"
 #include "time-util.h"
 #include "worker-pool.h"
 #include "worker-watchdog.h"
@@ -64,12 +65,13 @@ static bool watched(const Worker *w) {
 /* Whether the worker is stopped (SIGSTOP, ptrace) right now: its state in /proc/PID/stat. */
 static bool stopped(const Worker *w) {
         char path[64], buf[WATCHDOG_PROC_READ_MAX];
-        const char *p;
+        char state;
 
         snprintf(path, sizeof path, "/proc/%d/stat", (int) w->pid);
-        if (read_small_file_at(AT_FDCWD, path, buf, sizeof buf) < 0 || !(p = strrchr(buf, ')')))
+        if (read_small_file_at(AT_FDCWD, path, buf, sizeof buf) < 0)
                 return false;
-        return p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+        state = proc_stat_state(buf);
+        return state == 'T' || state == 't';
 }
 
 /* Whether the worker moved since the last sample (a sample that fails counts as movement: an

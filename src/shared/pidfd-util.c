@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* pidfd helpers: PIDFD_GET_INFO over every layout, the PID (fdinfo fallback), liveness, signals.
- * Shared (manager): only the pidfds given (and /proc/self/fdinfo); pidfd_open_pid() opens one. */
+/* pidfd helpers: PIDFD_GET_INFO over every layout, the PID (fdinfo fallback), liveness, signals,
+ * a child's state. Shared (manager): only the pidfds given (and /proc/self/fdinfo, a child's
+ * /proc/PID/stat); pidfd_open_pid() opens one. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,8 +9,11 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "fd-util.h"
 #include "macro.h"
 #include "pidfd-util.h"
+
+#define PROC_STAT_READ_MAX 1024U /* /proc/PID/stat: comm (64 bytes at most) and 50 numbers */
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -85,6 +89,22 @@ int pidfd_send_sig(int pidfd, int sig) {
 
 int pidfd_check_alive(int pidfd) {
         return pidfd_send_sig(pidfd, 0);
+}
+
+char proc_stat_state(const char *stat) {
+        /* "PID (COMM) S ...": comm may hold anything, ") " too; the last ")" ends it */
+        const char *p = strrchr(stat, ')');
+
+        return p && p[1] == ' ' && p[2] >= 'A' && p[2] <= 'z' ? p[2] : 0;
+}
+
+bool child_not_running(pid_t pid) {
+        char path[64], buf[PROC_STAT_READ_MAX];
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        if (read_small_file_at(AT_FDCWD, path, buf, sizeof buf) < 0)
+                return false;
+        return strchr("SDTt", proc_stat_state(buf) ?: 'R') != NULL;
 }
 
 int pidfd_open_pid(pid_t pid) {

@@ -43,3 +43,8 @@ int pidfd_get_pid(int pidfd, pid_t *ret);
 int pidfd_check_alive(int pidfd);
 int pidfd_send_sig(int pidfd, int sig);
 int pidfd_open_pid(pid_t pid);
+/* Pure: the state letter of a /proc/PID/stat text ('R', 'D', ...), 0 if it has none. */
+char proc_stat_state(const char *stat);
+/* Whether pid, a child of ours not reaped yet (so its pid is its own), is asleep or stopped
+ * right now (state S, D, T or t): neither running nor exited. False if that cannot be read. */
+bool child_not_running(pid_t pid);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* PIDFD_GET_INFO parsing over every kernel layout (6.16-6.18, 6.19-7.0, 7.1+, the seed cookie)
- * and malformed info. Pure: no I/O. */
+ * and malformed info; the state in a /proc/PID/stat text. Pure: no I/O. */
 #include "pidfd-util.h"
 #include "tests.h"
 
@@ -78,5 +78,14 @@ int main(void) {
         CHECK_EQ(pidfd_info_parse(&r, 63, &i), -EBADMSG);
         r.mask = PIDFD_INFO_PID; /* CREDS always comes with it */
         CHECK_EQ(pidfd_info_parse(&r, sizeof r, &i), -EBADMSG);
+
+        /* /proc/PID/stat: the state follows the last ")", whatever comm holds */
+        CHECK_EQ(proc_stat_state("42 (coredump-worker) S 1 42 42 0 -1"), 'S');
+        CHECK_EQ(proc_stat_state("42 (a) R (b) D 1 42"), 'D');
+        CHECK_EQ(proc_stat_state("42 (x) T"), 'T');
+        CHECK_EQ(proc_stat_state("42 (x)"), 0);
+        CHECK_EQ(proc_stat_state("42 (x)  S"), 0);
+        CHECK_EQ(proc_stat_state("42 x S"), 0);
+        CHECK_EQ(proc_stat_state(""), 0);
         TESTS_DONE();
 }
