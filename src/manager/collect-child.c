@@ -281,7 +281,7 @@ static int wait_go(int sock, const CollectShared *sh, CollectInput *in) {
                 }
         want = 1 + !!(go.flags & COLLECT_GO_LEADER) + !!(go.flags & COLLECT_GO_FILES_ROOT);
         if (k != (ssize_t) sizeof go || (mh.msg_flags & MSG_CTRUNC) || go.magic != COLLECT_GO_MAGIC ||
-            (go.flags & ~(COLLECT_GO_LEADER | COLLECT_GO_FILES_ROOT)) || n != want ||
+            (go.flags & ~(COLLECT_GO_LEADER | COLLECT_GO_FILES_ROOT | COLLECT_GO_NO_MODULES)) || n != want ||
             sh->request_len > sizeof sh->request)
                 return -EBADMSG;
         *in = (CollectInput) {
@@ -292,6 +292,7 @@ static int wait_go(int sock, const CollectShared *sh, CollectInput *in) {
                 .exe = sh->exe,
                 .request = sh->request,
                 .request_len = sh->request_len,
+                .no_modules = go.flags & COLLECT_GO_NO_MODULES,
         };
         return 0;
 }
@@ -310,7 +311,7 @@ static int collect(const CollectInput *in, CollectShared *sh, ModuleSet **ret_mo
         }
         set_step(sh, COLLECT_MAPS);
         publish_file(sh, in->procdir, "maps", "COREDUMP_PROC_MAPS", PROC_FILE_MAX, 0, &maps);
-        r = collect_modules(in, sh, &maps, ret_modules);
+        r = in->no_modules ? 0 : collect_modules(in, sh, &maps, ret_modules);
         record_free(&maps);
         return r;
 }
@@ -352,8 +353,11 @@ _noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent) {
          * holds are closed only after its address space is torn down. */
         __atomic_thread_fence(__ATOMIC_RELEASE);
         (void) shutdown(sock, SHUT_WR);
-        if (r >= 0 && modules && modules->n > 0)
+        if (r >= 0 && modules && modules->n > 0) {
                 keep_modules(sock, modules);
+                /* its exit closes them now: one that waits there is told apart (collector.h) */
+                __atomic_store_n(&sh->let_go_usec, now_usec(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
+        }
         step_aside();
         _exit(r < 0 ? 1 : 0);
 }

@@ -17,6 +17,7 @@
 #include "manager.h"
 #include "modules.h"
 #include "pidfd-util.h"
+#include "worker-pool.h"
 #include "proto.h"
 
 #define COLLECT_STRAY_MAX 4 /* messages read at one wakeup from a child's socket, which carries none */
@@ -43,6 +44,20 @@ static unsigned stalled_of(Manager *m, uid_t uid) {
 
         for (Collector *col = m->collectors; col; col = col->collectors_next)
                 n += col->stalled && col->uid == uid;
+        return n;
+}
+
+/* Collectors of uid let go with the files they kept COLLECTOR_STUCK_AFTER_USEC ago or more (now:
+ * CLOCK_MONOTONIC), not reaped and asleep (or stopped) then: in the close of one of them. */
+static unsigned stuck_of(Manager *m, uid_t uid, uint64_t now) {
+        unsigned n = 0;
+
+        for (Collector *col = m->collectors; col; col = col->collectors_next) {
+                uint64_t t = col->shared ? __atomic_load_n(&col->shared->let_go_usec, __ATOMIC_ACQUIRE) : 0;
+
+                n += !col->crash && !col->reaped && col->uid == uid && t > 0 && t <= now &&
+                     now - t >= COLLECTOR_STUCK_AFTER_USEC && child_not_running(col->pid);
+        }
         return n;
 }
 
@@ -177,8 +192,8 @@ static int collector_request(const CrashMeta *meta, Record *ret) {
 }
 
 /* The request into the spare's shared memory (the child reads it after GO), then GO. */
-static int collector_go(Collector *col, const Crash *c, const Record *req) {
-        CollectGo go = { .magic = COLLECT_GO_MAGIC };
+static int collector_go(Collector *col, const Crash *c, const Record *req, uint32_t flags) {
+        CollectGo go = { .magic = COLLECT_GO_MAGIC, .flags = flags };
         int fds[COLLECT_GO_FDS_MAX] = { c->proc_dir };
         size_t n = 1;
 
@@ -217,11 +232,18 @@ int collector_start(Crash *c, char *why, size_t size) {
         _cleanup_(record_free) Record req = {};
         Manager *m = c->manager;
         Collector *col = m->collector_spare;
+        uint32_t flags = 0;
+        unsigned stuck;
+        uint64_t now;
         int r;
 
         assert(!c->collector && c->proc_dir >= 0);
         if (!collector_allowed(m, c->info.ruid, why, size))
                 return 0;
+        now = now_usec(CLOCK_MONOTONIC);
+        stuck = stuck_of(m, c->info.ruid, now) + pool_stuck_of(m, c->info.ruid, now);
+        if (stuck >= MODULES_STUCK_PER_UID_MAX)
+                flags |= COLLECT_GO_NO_MODULES;
         r = collector_request(&c->meta, &req);
         if (r < 0) {
                 snprintf(why, size, "not read: the collector could not be given the crash (%s)", strerror(-r));
@@ -231,7 +253,7 @@ int collector_start(Crash *c, char *why, size_t size) {
         m->collector_spare = NULL;
         if (col) {
                 col->crash = c;
-                r = collector_go(col, c, &req);
+                r = collector_go(col, c, &req, flags);
                 if (r < 0) {
                         log_debug_errno(r, "The spare collector %d did not take its crash, forking another: %m",
                                         (int) col->pid);
@@ -244,11 +266,13 @@ int collector_start(Crash *c, char *why, size_t size) {
                 r = collector_spawn(m, &col);
                 if (r >= 0) {
                         col->crash = c;
-                        r = collector_go(col, c, &req);
+                        r = collector_go(col, c, &req, flags);
                 }
         }
-        if (r >= 0)
+        if (r >= 0) {
                 col->uid = c->info.ruid;
+                col->stuck_seen = (flags & COLLECT_GO_NO_MODULES) ? stuck : 0;
+        }
         if (r >= 0)
                 r = sd_event_add_io(m->event, &col->io_source, col->sock, EPOLLIN, on_io, col);
         if (r < 0) {
@@ -339,6 +363,11 @@ void collector_harvest(Crash *c, char *why, size_t size) {
                 if (col->shared->error < 0 && col->shared->error > -4096)
                         snprintf(why, size, "the collector stopped %s: %s",
                                  collect_step_to_string(col->shared->step), strerror(-col->shared->error));
+                else if (col->stuck_seen > 0)
+                        snprintf(why, size, "its mapped files not opened for the traces: %u earlier process%s of uid "
+                                 "%u still wait%s to close such files (their file system does not answer)",
+                                 col->stuck_seen, col->stuck_seen == 1 ? "" : "es", (unsigned) col->uid,
+                                 col->stuck_seen == 1 ? "s" : "");
         } else
                 stall_reason(col, why, size);
         c->collector = NULL;

@@ -42,6 +42,16 @@ typedef struct Manager Manager;
 #define COLLECT_TIMEOUT_MIN_USEC (100 * USEC_PER_MSEC)
 #define COLLECTORS_STALLED_PER_UID_MAX 1U
 #define COLLECTORS_STALLED_MAX 64U /* all uids; past it only root's crashes get a collector */
+/* A collector let go with the module files it kept exits within milliseconds, unless a close in
+ * its exit waits for a file system (a file stacked over a FUSE server that does not answer
+ * FLUSH: overlayfs and ecryptfs pass it down), as the worker that had the same files does. While
+ * a uid has MODULES_STUCK_PER_UID_MAX such processes, collectors or workers (pool_stuck_of()),
+ * found asleep this long after they were let go (FUSE waits for FLUSH interruptibly until a
+ * signal comes, then uninterruptibly; a process that only lacks CPU runs), its next crashes are read
+ * without opening their mapped files (and say so): the traces go without symbols from them, and
+ * the user makes no more processes that wait for ever. */
+#define COLLECTOR_STUCK_AFTER_USEC (50 * USEC_PER_MSEC)
+#define MODULES_STUCK_PER_UID_MAX 1U
 /* room for the fields the child reads (their caps in meta.h) and their framing */
 #define COLLECT_RECORD_MAX (2 * CMDLINE_MAX + ENVIRON_MAX + PROC_FILE_MAX + 4096U)
 /* what the child is given of the manager's reads: status, mountinfo (PROC_FILE_MAX each), the root */
@@ -72,6 +82,7 @@ typedef struct CollectShared {
         uint32_t overflow;    /* a field was cut at its cap */
         char first_refused[MODULE_PATH_MAX];
         char current[MODULE_PATH_MAX]; /* the file being opened in COLLECT_MODULES */
+        uint64_t let_go_usec; /* CLOCK_MONOTONIC: let go with files kept, before its exit closes them */
         ModuleEntry entries[MODULES_MAX];
         uint8_t record[COLLECT_RECORD_MAX];
         /* written by the manager before COLLECT_GO, read by the child after it */
@@ -85,6 +96,7 @@ typedef struct CollectShared {
 #define COLLECT_GO_MAGIC UINT32_C(0x434f4c47) /* "COLG" */
 #define COLLECT_GO_LEADER 1U
 #define COLLECT_GO_FILES_ROOT 2U
+#define COLLECT_GO_NO_MODULES 4U /* its mapped files are not opened (MODULES_STUCK_PER_UID_MAX) */
 #define COLLECT_GO_FDS_MAX 3
 typedef struct CollectGo {
         uint32_t magic;
@@ -111,6 +123,7 @@ typedef struct Collector {
         bool eof;           /* the child's end of the socket is shut down: it is done */
         bool reaped;
         bool stalled;       /* detached before it finished: counts against its uid until it exits */
+        unsigned stuck_seen; /* GO said COLLECT_GO_NO_MODULES: this many of its uid's were stuck */
         sd_event_source *io_source;
         sd_event_source *child_source;
         LIST_FIELDS(struct Collector, collectors);
@@ -147,6 +160,7 @@ typedef struct CollectInput {
         const char *exe;          /* its executable, as the manager read it */
         const uint8_t *request;   /* COLLECT_REQUEST_FIELDS the manager read, in record format */
         size_t request_len;
+        bool no_modules;          /* COLLECT_GO_NO_MODULES */
 } CollectInput;
 /* A spare, forked ahead of any crash: keeps nothing of the manager's but sock and stdio, waits on
  * sock for COLLECT_GO (exits at EOF: the manager let it go), then collects that one crash, says

@@ -624,6 +624,7 @@ static void crash_job(Crash *c, int record_fd, uid_t uid, gid_t gid, WorkerJob *
                 .out_fd = c->out_fd,
                 .record_fd = record_fd,
                 .modules = c->record_only ? NULL : c->meta.modules,
+                .account_uid = c->info.ruid,
         };
         snprintf(job->label, sizeof job->label, "crash of PID %d", (int) c->info.pid);
         /* the file's cap: at most the room granted when its output was opened (its reservation,

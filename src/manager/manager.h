@@ -75,6 +75,7 @@ typedef struct Manager {
         unsigned map_ahead_failures;  /* spares in a row that died mapped ahead, before READY again */
         Worker *workers;
         unsigned n_workers;
+        unsigned n_workers_finished;  /* of those, FINISHED: only their exit is awaited */
         Zygote zygote;            /* forks the workers (zygote.h) */
         const PoolOps *pool_ops;  /* the jobs' side of the pool (crash.c) */
         uint64_t physical_memory; /* bytes: SpoolMax='s default and cap are shares of it */

@@ -74,6 +74,8 @@ static void worker_free(Worker *w) {
         safe_close(w->pidfd);
         LIST_REMOVE(workers, m->workers, w);
         m->n_workers--;
+        if (w->state == WORKER_FINISHED)
+                m->n_workers_finished--;
         free(w);
 }
 
@@ -114,6 +116,10 @@ static void worker_fail(Worker *w, const char *kill_why, const char *lost_why) {
 }
 
 static void worker_finished(Worker *w) {
+        if (w->state != WORKER_FINISHED) {
+                w->manager->n_workers_finished++;
+                w->finished_usec = now_usec(CLOCK_MONOTONIC);
+        }
         w->state = WORKER_FINISHED;
         w->control_source = sd_event_source_disable_unref(w->control_source);
         w->control_fd = safe_close(w->control_fd);
@@ -702,7 +708,8 @@ static int worker_spawn(Manager *m) {
                 safe_close(logp[0]);
                 return -ENOMEM;
         }
-        *w = (Worker) { .manager = m, .state = WORKER_STARTING, .pid = pid, .control_fd = pair[0], .log_fd = -EBADF };
+        *w = (Worker) { .manager = m, .state = WORKER_STARTING, .pid = pid, .control_fd = pair[0], .log_fd = -EBADF,
+                        .account_uid = UID_INVALID };
         LIST_PREPEND(workers, m->workers, w);
         m->n_workers++;
         /* Not reaped before we watch it, so the pid still names our child here. */
@@ -744,6 +751,20 @@ void pool_init(Manager *m, const PoolOps *ops) {
         m->pool_ops = ops;
 }
 
+/* The workers MaxParallel= + SpareWorkers= bound: all but the finished ones, up to a bound. */
+static unsigned pool_counted(const Manager *m) {
+        return m->n_workers - MIN(m->n_workers_finished, WORKERS_FINISHED_UNCOUNTED_MAX);
+}
+
+unsigned pool_stuck_of(const Manager *m, uid_t uid, uint64_t now) {
+        unsigned n = 0;
+
+        for (const Worker *w = m->workers; w; w = w->workers_next)
+                n += w->state == WORKER_FINISHED && w->account_uid == uid &&
+                     now - w->finished_usec >= WORKER_STUCK_AFTER_USEC && child_not_running(w->pid);
+        return n;
+}
+
 void pool_fill(Manager *m) {
         unsigned ready_or_starting = 0, want;
 
@@ -751,7 +772,7 @@ void pool_fill(Manager *m) {
                 ready_or_starting += w->state == WORKER_STARTING || w->state == WORKER_MAPPING || w->state == WORKER_IDLE;
         want = (m->stopping ? 0 : m->config.spare_workers) + m->pool_ops->jobs_waiting(m);
 
-        while (ready_or_starting < want && m->n_workers < m->config.max_parallel + m->config.spare_workers) {
+        while (ready_or_starting < want && pool_counted(m) < m->config.max_parallel + m->config.spare_workers) {
                 int r;
 
                 if (m->spawn_failures >= WORKER_SPAWN_FAILURES_MAX) {
@@ -922,6 +943,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         w->details_due = job->msg.flags & JOB_FLAG_DETAILS;
         fault_events_hold(w);
         w->state = WORKER_BUSY;
+        w->account_uid = job->account_uid;
         w->ops = ops;
         w->owner = owner;
         snprintf(w->label, sizeof w->label, "%s", job->label);

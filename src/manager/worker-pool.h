@@ -24,6 +24,16 @@ typedef struct Record Record;
 #define WORKER_RESPAWN_DELAY_USEC (2 * USEC_PER_SEC)
 /* A started worker must be READY within this time. */
 #define WORKER_READY_TIMEOUT_USEC (10 * USEC_PER_SEC)
+/* A worker done with its job (FINISHED) exits within milliseconds, unless a close in its exit
+ * waits for a file system: a module file stacked over a FUSE server that does not answer FLUSH,
+ * a wait SIGKILL does not end. One not reaped this long after, and asleep (or stopped) then, not
+ * merely short of CPU, counts as stuck against its job's uid (pool_stuck_of()). */
+#define WORKER_STUCK_AFTER_USEC (50 * USEC_PER_MSEC)
+/* Finished workers not reaped yet do not count against MaxParallel= + SpareWorkers= (one user's
+ * stuck ones would stop every crash's worker from starting), up to this many: past it they do,
+ * which bounds the processes the pool leaves behind. A uid found with a stuck one gets no module
+ * files for its next crashes (collector.h), so it makes no more of them. */
+#define WORKERS_FINISHED_UNCOUNTED_MAX 128U
 
 typedef enum WorkerState {
         WORKER_STARTING, /* exec'd, not READY yet */
@@ -67,6 +77,7 @@ typedef struct WorkerJob {
         int record_fd;
         ModuleHandoff *modules; /* or NULL */
         char label[64];     /* "crash of PID N", for the worker's log lines */
+        uid_t account_uid;  /* whose job it is: a worker stuck after it counts against this uid */
 } WorkerJob;
 
 /* What the pool asks of the jobs' side (the crashes). */
@@ -126,6 +137,8 @@ typedef struct Worker {
         ModuleHandoff *modules;  /* its job's (the owner's), until worker_release_modules() */
         ConnId conn;             /* its job's connection at the send, which only RETURNED may */
         bool conn_known;         /* bring back (unknown: nothing may) */
+        uid_t account_uid;       /* its job's WorkerJob.account_uid (UID_INVALID before a job) */
+        uint64_t finished_usec;  /* CLOCK_MONOTONIC: when it became FINISHED */
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 
@@ -163,6 +176,9 @@ int worker_send_details(Worker *w, int record_fd, ModuleHandoff *modules);
 int worker_commit(Worker *w, const CoreFacts *facts);
 /* Kills the worker (deadline, protocol violation); its job is detached first, its owner not told. */
 void worker_kill(Worker *w, const char *why);
+/* Workers whose job was uid's, FINISHED, not reaped WORKER_STUCK_AFTER_USEC after (now:
+ * CLOCK_MONOTONIC) and asleep or stopped then. */
+unsigned pool_stuck_of(const Manager *m, uid_t uid, uint64_t now);
 /* Lets idle spares go (config reload: new user or path). */
 void pool_retire_idle(Manager *m);
 /* Kills and reaps every worker; the owners of their jobs are told (lost). */

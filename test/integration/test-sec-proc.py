@@ -344,6 +344,48 @@ def case_fuse_flush_opened():
         stop_fuse()
 
 
+def case_fuse_flush_pool():
+    """fuse_flush_opened, where the worker and the collector that had the user's FUSE file wait in
+    their closes for ever (the server answers no FLUSH): with MaxParallel=1 and SpareWorkers=0 the
+    stuck worker held the only slot of the pool, since a worker counted until it was reaped, and
+    every later crash, root's too, waited for a worker until its deadline. Now a finished worker
+    does not count against the pool (up to a bound), so root's crashes after it are stored at
+    once, traced through their own files; and the user's next crash, a plain program's, is read
+    without opening its mapped files, its record saying why, so the user makes no more processes
+    that wait for ever."""
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        skip("built without -Dworker-test-faults=true")
+    user = test_user()
+    env = Env({"MaxParallel": "1", "SpareWorkers": "0"})
+    mnt, stop_fuse = start_fuse(user, "flush")
+    try:
+        hostile = os.path.join(mnt, "f")
+        d = env.start(environ={"COREDUMPD_TEST_FAULT": "modules-fuse"})
+        user_pid, _ = timed_crash_of(as_user(user, [MAP_CRASH, hostile, "1"]))
+        rec = record_of(env, user_pid, d, timeout=PROMPT)
+        check_traces(rec, "the user's crash")
+        for _ in range(2):
+            root_pid, took = timed_crash()
+            check(took < PROMPT, f"root's crash after the user's stuck one took {took:.1f} s:\n{d.log_text()}")
+            check_traces(record_of(env, root_pid, d, timeout=PROMPT), "root's crash")
+        next_pid, took = timed_crash(user)
+        check(took < PROMPT, f"the user's next crash took {took:.1f} s:\n{d.log_text()}")
+        nxt = record_of(env, next_pid, d, timeout=PROMPT)
+        check(nxt.get("COREDUMP_FILENAME"), f"the user's next crash was not stored: {nxt}")
+        why = nxt.get("COREDUMP_PROC_INCOMPLETE", b"").decode(errors="replace")
+        check(re.search(rf"mapped files not opened for the traces: \d+ earlier process(es)? of uid {user.pw_uid} "
+                        r"still waits? to close such files", why),
+              f"the user's next crash does not say its files were not opened: {why!r}\n{d.log_text()}")
+        check(nxt.get("COREDUMP_CMDLINE") and nxt.get("COREDUMP_PROC_MAPS"),
+              "the user's next crash lost more than its mapped files")
+        _, said = root_crash_then_stop(env, d, stop_fuse)
+        check("flush from pid" in said, f"nobody waited for the server's FLUSH: {said.strip()!r}")
+        print(f"observed: with the user's worker and collector stuck in their closes, root's crashes stored at once; "
+              f"the user's next crash: {why}")
+    finally:
+        stop_fuse()
+
+
 def case_fuse_flush_overlay():
     """fuse_flush on a default system, with no help from /etc/fuse.conf (an independent review's
     scenario): in a user namespace of their own, with a mount namespace of its own, the user
@@ -554,5 +596,6 @@ if __name__ == "__main__":
     run_cases({"modules_symlink": case_modules_symlink, "modules_access": case_modules_access,
                "fuse_stall": case_fuse_stall,
                "fuse_stall_short_timeout": case_fuse_stall_short_timeout, "fuse_flush": case_fuse_flush, "fuse_flush_python3": case_fuse_flush_python3,
-               "fuse_flush_opened": case_fuse_flush_opened, "fuse_flush_overlay": case_fuse_flush_overlay,
+               "fuse_flush_opened": case_fuse_flush_opened, "fuse_flush_pool": case_fuse_flush_pool,
+               "fuse_flush_overlay": case_fuse_flush_overlay,
                "modules_no_openat2": case_modules_no_openat2, "log_escapes": case_log_escapes})
