@@ -353,11 +353,8 @@ _noreturn_ void collect_spare_main(int sock, CollectShared *sh, pid_t parent) {
          * holds are closed only after its address space is torn down. */
         __atomic_thread_fence(__ATOMIC_RELEASE);
         (void) shutdown(sock, SHUT_WR);
-        if (r >= 0 && modules && modules->n > 0) {
+        if (r >= 0 && modules && modules->n > 0)
                 keep_modules(sock, modules);
-                /* its exit closes them now: one that waits there is told apart (collector.h) */
-                __atomic_store_n(&sh->let_go_usec, now_usec(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
-        }
         step_aside();
         _exit(r < 0 ? 1 : 0);
 }

@@ -17,8 +17,8 @@
 #include "manager.h"
 #include "modules.h"
 #include "pidfd-util.h"
-#include "worker-pool.h"
 #include "proto.h"
+#include "worker-pool.h"
 
 #define COLLECT_STRAY_MAX 4 /* messages read at one wakeup from a child's socket, which carries none */
 
@@ -47,18 +47,47 @@ static unsigned stalled_of(Manager *m, uid_t uid) {
         return n;
 }
 
-/* Collectors of uid let go with the files they kept COLLECTOR_STUCK_AFTER_USEC ago or more (now:
- * CLOCK_MONOTONIC), not reaped and asleep (or stopped) then: in the close of one of them. */
-static unsigned stuck_of(Manager *m, uid_t uid, uint64_t now) {
-        unsigned n = 0;
+/* Stuck collectors (collector.h), of uid (*mine) and of every uid (*all), added: let go keeping
+ * files PROCESS_STUCK_AFTER_USEC ago or more (now: CLOCK_MONOTONIC), not reaped, and asleep or
+ * stopped. */
+static void count_stuck(Manager *m, uid_t uid, uint64_t now, unsigned *mine, unsigned *all) {
+        for (Collector *col = m->collectors; col; col = col->collectors_next)
+                if (!col->reaped && col->let_go_usec > 0 && now - col->let_go_usec >= PROCESS_STUCK_AFTER_USEC &&
+                    child_not_running(col->pid)) {
+                        (*all)++;
+                        *mine += col->uid == uid;
+                }
+}
 
-        for (Collector *col = m->collectors; col; col = col->collectors_next) {
-                uint64_t t = col->shared ? __atomic_load_n(&col->shared->let_go_usec, __ATOMIC_ACQUIRE) : 0;
+void collector_let_go(Manager *m, ModuleHandoff *h) {
+        if (!h)
+                return;
+        if (h->collector >= 0 && h->keeper > 0)
+                for (Collector *col = m->collectors; col; col = col->collectors_next)
+                        if (col->pid == h->keeper && !col->reaped) /* (not reaped: the pid is its own) */
+                                col->let_go_usec = now_usec(CLOCK_MONOTONIC);
+        module_handoff_let_go(h);
+}
 
-                n += !col->crash && !col->reaped && col->uid == uid && t > 0 && t <= now &&
-                     now - t >= COLLECTOR_STUCK_AFTER_USEC && child_not_running(col->pid);
+/* Whether the crash's collector opens no mapped file; if for stuck processes, how many
+ * (*ret_stuck), counted over every uid (*ret_all) or its own. */
+static bool modules_withheld(Crash *c, unsigned *ret_stuck, bool *ret_all) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        unsigned mine = 0, all = 0;
+
+        *ret_stuck = 0;
+        *ret_all = false;
+        if (c->after_collect != AFTER_STREAM)
+                return true; /* no core comes: nothing to trace */
+        count_stuck(c->manager, c->info.ruid, now, &mine, &all);
+        pool_count_stuck(c->manager, c->info.ruid, now, &mine, &all);
+        if (mine >= MODULES_STUCK_PER_UID_MAX)
+                *ret_stuck = mine;
+        else if (c->info.ruid != 0 && all >= MODULES_STUCK_MAX) {
+                *ret_stuck = all;
+                *ret_all = true;
         }
-        return n;
+        return *ret_stuck > 0;
 }
 
 /* The child sends nothing on its socket: it shuts its end down once everything is published.
@@ -232,18 +261,15 @@ int collector_start(Crash *c, char *why, size_t size) {
         _cleanup_(record_free) Record req = {};
         Manager *m = c->manager;
         Collector *col = m->collector_spare;
-        uint32_t flags = 0;
         unsigned stuck;
-        uint64_t now;
+        bool stuck_all;
+        uint32_t flags;
         int r;
 
         assert(!c->collector && c->proc_dir >= 0);
         if (!collector_allowed(m, c->info.ruid, why, size))
                 return 0;
-        now = now_usec(CLOCK_MONOTONIC);
-        stuck = stuck_of(m, c->info.ruid, now) + pool_stuck_of(m, c->info.ruid, now);
-        if (stuck >= MODULES_STUCK_PER_UID_MAX)
-                flags |= COLLECT_GO_NO_MODULES;
+        flags = modules_withheld(c, &stuck, &stuck_all) ? COLLECT_GO_NO_MODULES : 0;
         r = collector_request(&c->meta, &req);
         if (r < 0) {
                 snprintf(why, size, "not read: the collector could not be given the crash (%s)", strerror(-r));
@@ -271,7 +297,8 @@ int collector_start(Crash *c, char *why, size_t size) {
         }
         if (r >= 0) {
                 col->uid = c->info.ruid;
-                col->stuck_seen = (flags & COLLECT_GO_NO_MODULES) ? stuck : 0;
+                col->stuck_seen = stuck;
+                col->stuck_all = stuck_all;
         }
         if (r >= 0)
                 r = sd_event_add_io(m->event, &col->io_source, col->sock, EPOLLIN, on_io, col);
@@ -318,6 +345,7 @@ static void harvest_modules(Collector *col, CrashMeta *meta) {
                 }
                 h->n = n;
                 h->collector = TAKE_FD(col->sock);
+                h->keeper = col->pid;
                 meta->modules = h;
         }
         if (sh->omitted > 0 && sh->omitted <= UINT32_MAX)
@@ -328,6 +356,19 @@ static void harvest_modules(Collector *col, CrashMeta *meta) {
                           (int) col->crash->info.pid, (unsigned) sh->refused, sh->first_refused,
                           strerror(sh->first_refusal < 0 ? -sh->first_refusal : EINVAL));
         }
+}
+
+/* Why a collector opened no mapped file for stuck processes (modules_withheld()). */
+static void stuck_reason(const Collector *col, char *why, size_t size) {
+        char whose[32];
+
+        if (col->stuck_all)
+                snprintf(whose, sizeof whose, "all uids");
+        else
+                snprintf(whose, sizeof whose, "uid %u", (unsigned) col->uid);
+        snprintf(why, size, "its mapped files not opened for the traces: %u process%s done with earlier crashes of %s "
+                 "%s not ended, asleep or stopped (a file system that does not answer a close)", col->stuck_seen,
+                 col->stuck_seen == 1 ? "" : "es", whose, col->stuck_seen == 1 ? "has" : "have");
 }
 
 /* Where a child that has not finished is: "reading its environment", "opening its mapped file X". */
@@ -364,16 +405,15 @@ void collector_harvest(Crash *c, char *why, size_t size) {
                         snprintf(why, size, "the collector stopped %s: %s",
                                  collect_step_to_string(col->shared->step), strerror(-col->shared->error));
                 else if (col->stuck_seen > 0)
-                        snprintf(why, size, "its mapped files not opened for the traces: %u earlier process%s of uid "
-                                 "%u still wait%s to close such files (their file system does not answer)",
-                                 col->stuck_seen, col->stuck_seen == 1 ? "" : "es", (unsigned) col->uid,
-                                 col->stuck_seen == 1 ? "s" : "");
+                        stuck_reason(col, why, size);
         } else
                 stall_reason(col, why, size);
         c->collector = NULL;
         col->crash = NULL;
         col->io_source = sd_event_source_disable_unref(col->io_source);
         /* unless the crash took it (it keeps module files for the worker), its EOF lets it go */
+        if (col->sock >= 0 && col->eof && col->shared->n_modules > 0)
+                col->let_go_usec = now_usec(CLOCK_MONOTONIC);
         col->sock = safe_close(col->sock);
         if (col->reaped) {
                 collector_free(col);

@@ -44,14 +44,16 @@ typedef struct Manager Manager;
 #define COLLECTORS_STALLED_MAX 64U /* all uids; past it only root's crashes get a collector */
 /* A collector let go with the module files it kept exits within milliseconds, unless a close in
  * its exit waits for a file system (a file stacked over a FUSE server that does not answer
- * FLUSH: overlayfs and ecryptfs pass it down), as the worker that had the same files does. While
- * a uid has MODULES_STUCK_PER_UID_MAX such processes, collectors or workers (pool_stuck_of()),
- * found asleep this long after they were let go (FUSE waits for FLUSH interruptibly until a
- * signal comes, then uninterruptibly; a process that only lacks CPU runs), its next crashes are read
- * without opening their mapped files (and say so): the traces go without symbols from them, and
- * the user makes no more processes that wait for ever. */
-#define COLLECTOR_STUCK_AFTER_USEC (50 * USEC_PER_MSEC)
+ * FLUSH: overlayfs and ecryptfs pass it down), as the worker that had the same files does. One
+ * found asleep or stopped (FUSE waits for FLUSH interruptibly until a signal comes, then
+ * uninterruptibly; a process that only lacks CPU runs) PROCESS_STUCK_AFTER_USEC (worker-pool.h)
+ * after it was let go, or a worker that long after it finished (pool_stuck_of()), is stuck.
+ * While a uid has MODULES_STUCK_PER_UID_MAX stuck processes, or all uids together
+ * MODULES_STUCK_MAX, its next crashes (every uid's but root's) are read without opening their
+ * mapped files, and say so: the traces go without symbols from them, and no more processes are
+ * made to wait for ever. A crash with no core to trace opens none either. */
 #define MODULES_STUCK_PER_UID_MAX 1U
+#define MODULES_STUCK_MAX 32U
 /* room for the fields the child reads (their caps in meta.h) and their framing */
 #define COLLECT_RECORD_MAX (2 * CMDLINE_MAX + ENVIRON_MAX + PROC_FILE_MAX + 4096U)
 /* what the child is given of the manager's reads: status, mountinfo (PROC_FILE_MAX each), the root */
@@ -82,7 +84,6 @@ typedef struct CollectShared {
         uint32_t overflow;    /* a field was cut at its cap */
         char first_refused[MODULE_PATH_MAX];
         char current[MODULE_PATH_MAX]; /* the file being opened in COLLECT_MODULES */
-        uint64_t let_go_usec; /* CLOCK_MONOTONIC: let go with files kept, before its exit closes them */
         ModuleEntry entries[MODULES_MAX];
         uint8_t record[COLLECT_RECORD_MAX];
         /* written by the manager before COLLECT_GO, read by the child after it */
@@ -123,7 +124,9 @@ typedef struct Collector {
         bool eof;           /* the child's end of the socket is shut down: it is done */
         bool reaped;
         bool stalled;       /* detached before it finished: counts against its uid until it exits */
-        unsigned stuck_seen; /* GO said COLLECT_GO_NO_MODULES: this many of its uid's were stuck */
+        unsigned stuck_seen; /* GO said COLLECT_GO_NO_MODULES for this many stuck processes */
+        bool stuck_all;      /* ... counted over every uid (MODULES_STUCK_MAX), not its own */
+        uint64_t let_go_usec; /* CLOCK_MONOTONIC: let go keeping files (collector_let_go()), or 0 */
         sd_event_source *io_source;
         sd_event_source *child_source;
         LIST_FIELDS(struct Collector, collectors);
@@ -136,6 +139,9 @@ int collector_start(Crash *c, char *why, size_t size);
  * one is freed, one still running is killed and kept until it exits. why gets where a stalled
  * child was ("" if it had finished). */
 void collector_harvest(Crash *c, char *why, size_t size);
+/* Lets go of the collector keeping h's files (module_handoff_let_go()), noting when: it may
+ * stick in its exit's close of one of them (MODULES_STUCK_PER_UID_MAX). NULL: nothing. */
+void collector_let_go(Manager *m, ModuleHandoff *h);
 /* Frees every collector (the manager exits; children still stuck are left to exit). */
 void collector_free_all(Manager *m);
 /* Forks the spare collector if there is none, ahead of the next crash (a fork while a task is

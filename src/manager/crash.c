@@ -56,6 +56,7 @@ void crash_free(Crash *c) {
         safe_close(c->pidfd);
         safe_close(c->out_fd);
         record_free(&c->record);
+        collector_let_go(m, c->meta.modules); /* (noting when, for the one that keeps them) */
         meta_done(&c->meta);
         record_free(&c->analysis);
         record_free(&c->forwarded_fields);
@@ -440,8 +441,7 @@ static int crash_record_only(Crash *c, const char *why) {
         c->no_core_why = why;
         c->storing = false;
         c->record_only = true;
-        if (c->meta.modules) /* no core, no traces: its collector may go */
-                module_handoff_let_go(c->meta.modules);
+        collector_let_go(c->manager, c->meta.modules); /* no core, no traces: its collector may go */
         safe_close(c->conn_fd);
         c->conn_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (c->conn_fd < 0)

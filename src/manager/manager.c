@@ -369,6 +369,7 @@ Manager *manager_free(Manager *m) {
         collector_free_all(m);
         pool_free_all(m);
         m->respawn_timer = sd_event_source_disable_unref(m->respawn_timer);
+        m->finished_timer = sd_event_source_disable_unref(m->finished_timer);
         worker_watchdog_free(m);
         m->stop_timer = sd_event_source_disable_unref(m->stop_timer);
         m->vacuum_timer = sd_event_source_disable_unref(m->vacuum_timer);

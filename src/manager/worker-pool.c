@@ -23,6 +23,7 @@
 #define P_PIDFD 3
 #endif
 
+#include "collector.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
@@ -88,7 +89,7 @@ typedef struct JobOwner {
 /* The job's module files: the worker has its own copies for good (or is gone). */
 static void worker_release_modules(Worker *w) {
         if (w->modules)
-                module_handoff_let_go(w->modules);
+                collector_let_go(w->manager, w->modules);
         w->modules = NULL;
 }
 
@@ -115,12 +116,15 @@ static void worker_fail(Worker *w, const char *kill_why, const char *lost_why) {
         owner_lost(o, lost_why);
 }
 
+static void finished_timer_arm(Manager *m);
+
 static void worker_finished(Worker *w) {
         if (w->state != WORKER_FINISHED) {
                 w->manager->n_workers_finished++;
                 w->finished_usec = now_usec(CLOCK_MONOTONIC);
+                w->state = WORKER_FINISHED;
+                finished_timer_arm(w->manager);
         }
-        w->state = WORKER_FINISHED;
         w->control_source = sd_event_source_disable_unref(w->control_source);
         w->control_fd = safe_close(w->control_fd);
 }
@@ -751,18 +755,65 @@ void pool_init(Manager *m, const PoolOps *ops) {
         m->pool_ops = ops;
 }
 
-/* The workers MaxParallel= + SpareWorkers= bound: all but the finished ones, up to a bound. */
-static unsigned pool_counted(const Manager *m) {
-        return m->n_workers - MIN(m->n_workers_finished, WORKERS_FINISHED_UNCOUNTED_MAX);
+static bool finished_long(const Worker *w, uint64_t now) {
+        return w->state == WORKER_FINISHED && now - w->finished_usec >= PROCESS_STUCK_AFTER_USEC;
 }
 
-unsigned pool_stuck_of(const Manager *m, uid_t uid, uint64_t now) {
+/* The workers MaxParallel= + SpareWorkers= bound: all but those finished long since, up to a
+ * bound (WORKERS_FINISHED_UNCOUNTED_MAX). */
+static unsigned pool_counted(const Manager *m) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
         unsigned n = 0;
 
+        if (m->n_workers_finished == 0)
+                return m->n_workers;
+        for (const Worker *w = m->workers; w && n < WORKERS_FINISHED_UNCOUNTED_MAX; w = w->workers_next)
+                n += finished_long(w, now);
+        return m->n_workers - n;
+}
+
+void pool_count_stuck(const Manager *m, uid_t uid, uint64_t now, unsigned *mine, unsigned *all) {
+        if (m->n_workers_finished == 0)
+                return;
         for (const Worker *w = m->workers; w; w = w->workers_next)
-                n += w->state == WORKER_FINISHED && w->account_uid == uid &&
-                     now - w->finished_usec >= WORKER_STUCK_AFTER_USEC && child_not_running(w->pid);
-        return n;
+                if (finished_long(w, now) && child_not_running(w->pid)) {
+                        (*all)++;
+                        *mine += w->account_uid == uid;
+                }
+}
+
+/* The next worker to be finished long since, if any is not yet: the pool is filled then (the
+ * slot it held is free if it has not ended). */
+static int on_finished_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        pool_fill(m);
+        finished_timer_arm(m);
+        return 0;
+}
+
+static void finished_timer_arm(Manager *m) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC), next = UINT64_MAX;
+        int r;
+
+        for (const Worker *w = m->workers; w; w = w->workers_next)
+                if (w->state == WORKER_FINISHED && !finished_long(w, now))
+                        next = MIN(next, w->finished_usec + PROCESS_STUCK_AFTER_USEC);
+        if (next == UINT64_MAX) {
+                if (m->finished_timer)
+                        (void) sd_event_source_set_enabled(m->finished_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!m->finished_timer)
+                r = sd_event_add_time(m->event, &m->finished_timer, CLOCK_MONOTONIC, next, 0, on_finished_timer, m);
+        else {
+                r = sd_event_source_set_time(m->finished_timer, next);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->finished_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the finished workers' timer (the pool is filled at the next "
+                                  "crash): %m");
 }
 
 void pool_fill(Manager *m) {

@@ -24,15 +24,15 @@ typedef struct Record Record;
 #define WORKER_RESPAWN_DELAY_USEC (2 * USEC_PER_SEC)
 /* A started worker must be READY within this time. */
 #define WORKER_READY_TIMEOUT_USEC (10 * USEC_PER_SEC)
-/* A worker done with its job (FINISHED) exits within milliseconds, unless a close in its exit
- * waits for a file system: a module file stacked over a FUSE server that does not answer FLUSH,
- * a wait SIGKILL does not end. One not reaped this long after, and asleep (or stopped) then, not
- * merely short of CPU, counts as stuck against its job's uid (pool_stuck_of()). */
-#define WORKER_STUCK_AFTER_USEC (50 * USEC_PER_MSEC)
-/* Finished workers not reaped yet do not count against MaxParallel= + SpareWorkers= (one user's
- * stuck ones would stop every crash's worker from starting), up to this many: past it they do,
- * which bounds the processes the pool leaves behind. A uid found with a stuck one gets no module
- * files for its next crashes (collector.h), so it makes no more of them. */
+/* A worker done with its job (FINISHED), or a collector let go, ends within milliseconds, unless
+ * a close in its exit waits for a file system: a module file stacked over a FUSE server that does
+ * not answer FLUSH, a wait SIGKILL does not end. One not reaped this long after, and asleep or
+ * stopped then (not merely short of CPU), is stuck (collector.h: what follows for its uid). */
+#define PROCESS_STUCK_AFTER_USEC (50 * USEC_PER_MSEC)
+/* A worker FINISHED PROCESS_STUCK_AFTER_USEC ago and not reaped no longer counts against
+ * MaxParallel= + SpareWorkers= (a user's stuck ones would stop every crash's worker from
+ * starting; the pool is filled again then), up to this many: past it they count again, which
+ * bounds the processes the pool leaves behind. */
 #define WORKERS_FINISHED_UNCOUNTED_MAX 128U
 
 typedef enum WorkerState {
@@ -176,9 +176,9 @@ int worker_send_details(Worker *w, int record_fd, ModuleHandoff *modules);
 int worker_commit(Worker *w, const CoreFacts *facts);
 /* Kills the worker (deadline, protocol violation); its job is detached first, its owner not told. */
 void worker_kill(Worker *w, const char *why);
-/* Workers whose job was uid's, FINISHED, not reaped WORKER_STUCK_AFTER_USEC after (now:
- * CLOCK_MONOTONIC) and asleep or stopped then. */
-unsigned pool_stuck_of(const Manager *m, uid_t uid, uint64_t now);
+/* Adds the stuck workers (FINISHED PROCESS_STUCK_AFTER_USEC or more before now, CLOCK_MONOTONIC;
+ * not reaped; asleep or stopped) whose job was uid's to *mine, and all of them to *all. */
+void pool_count_stuck(const Manager *m, uid_t uid, uint64_t now, unsigned *mine, unsigned *all);
 /* Lets idle spares go (config reload: new user or path). */
 void pool_retire_idle(Manager *m);
 /* Kills and reaps every worker; the owners of their jobs are told (lost). */

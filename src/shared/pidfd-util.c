@@ -13,7 +13,7 @@
 #include "macro.h"
 #include "pidfd-util.h"
 
-#define PROC_STAT_READ_MAX 1024U /* /proc/PID/stat: comm (64 bytes at most) and 50 numbers */
+#define PROC_STAT_READ_MAX 1024U /* of /proc/PID/stat: the state comes after the pid and comm (64 at most) */
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
