@@ -19,7 +19,10 @@ its default rate limit, the storm being one crash-looping program; both with cor
 default log level, the workloads at debug level for what they read from its log), beside the
 store floor (drainsrv --store: a forked process per crash that only compresses at level 3 into a
 file and syncs it, the least CPU a process per crash costs here, its CPU the children's; not a
-latency floor, the fork being on each crash's path); and the peak
+latency floor, the fork being on each crash's path); with each storm the machine's CPU per
+crash (busy time of all CPUs in /proc/stat from the storm's start until its crashes are done:
+the crashing processes, the kernel's threads and anything else running, besides the collector),
+which N CPUs bound at N seconds per second; and the peak
 memory of coredumpd's manager and of one worker. Restores
 kernel.core_pattern and kernel.core_pipe_limit on every exit path (and removes everything it
 created). It is not a test: it never fails on a number."""
@@ -76,6 +79,13 @@ def crash_once(crasher, args):
     t1 = time.monotonic()
     p.returncode = status
     return (t1 - t0) * 1000, p.pid, t0
+
+
+def machine_busy_ms():
+    """Milliseconds all CPUs were busy since boot (/proc/stat: all but idle and iowait)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) * 1000 / TICKS  # user nice system idle iowait irq softirq steal
 
 
 def cpu_seconds(pid):
@@ -473,7 +483,7 @@ def main():
         if coll is spool:
             continue
         use(coll)
-        c0 = cpu_now(coll)
+        c0, m0 = cpu_now(coll), machine_busy_ms()
         spares = cd_storm.workers() if coll is cd_storm else set()
         rate, v, pids = storm(stormer, a.storm, 4)
         if coll is cd_storm:
@@ -483,7 +493,8 @@ def main():
             sd.wait_done()
         elif coll is floor:
             floor.wait_stored(len(pids))
-        storms[name] = (rate, v, (cpu_now(coll) - c0) / a.storm if coll is not drain else None)
+        storms[name] = (rate, v, (cpu_now(coll) - c0) / a.storm if coll is not drain else None,
+                        (machine_busy_ms() - m0) / a.storm)
         clear_store(cd_storm.store)
         clear_store(floor_dir)
         if sd:
@@ -494,11 +505,12 @@ def main():
     cd_storm.reload("")
     use(cd_storm)
     spares = cd_storm.workers()
-    c0 = cpu_now(cd_storm)
+    c0, m0 = cpu_now(cd_storm), machine_busy_ms()
     rate, v, pids = storm(stormer, a.storm, 4)
     cd_storm.wait_done(pids, need=1)  # the refused are not logged at the default level...
     cd_storm.settle(spares, jobs=1)    # ...and the few stored are done once their workers are
-    storms["coredumpd rate-limited"] = (rate, v, (cpu_now(cd_storm) - c0) / a.storm)
+    storms["coredumpd rate-limited"] = (rate, v, (cpu_now(cd_storm) - c0) / a.storm,
+                                        (machine_busy_ms() - m0) / a.storm)
     clear_store(cd_storm.store)
 
     print(f"coredump-socket benchmark: Linux {os.uname().release}, {os.cpu_count()} CPUs, {a.rounds} rounds, "
@@ -524,9 +536,9 @@ def main():
                      f"{statistics.median(stored[w][n]) / 1e6:7.2f}M")
         print(line)
     print(f"storm of {a.storm} tiny crashes, 4 in flight (coredumpd at its default log level):")
-    for name, (rate, v, c) in storms.items():
+    for name, (rate, v, c, machine) in storms.items():
         print(f"  {name:<22} {rate:8.0f} crashes/s  p99 {p99(v):6.1f} ms  median {statistics.median(v):6.1f} ms"
-              + (f"  CPU {c:.1f} ms/crash" if c is not None else ""))
+              + (f"  CPU {c:.1f} ms/crash" if c is not None else f"  {'':16}") + f"  machine {machine:.1f} ms/crash")
     manager_kib = max(manager_kib, vmhwm_kib(cd_storm.proc.pid))
     print(f"peak memory: coredumpd manager {manager_kib / 1024:.1f} MiB, one worker "
           f"{cd.worker_peak_kib() / 1024:.1f} MiB (largest seen, its spool not counted); spool peak "
