@@ -82,10 +82,11 @@ def crash_once(crasher, args):
 
 
 def machine_busy_ms():
-    """Milliseconds all CPUs were busy since boot (/proc/stat: all but idle and iowait)."""
+    """Milliseconds all CPUs were busy since boot (/proc/stat: user, nice, system, irq, softirq;
+    not idle, iowait, nor steal, the host's time on a VM's CPUs)."""
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
-    return (sum(v[:8]) - v[3] - v[4]) * 1000 / TICKS  # user nice system idle iowait irq softirq steal
+    return (v[0] + v[1] + v[2] + v[5] + v[6]) * 1000 / TICKS
 
 
 def cpu_seconds(pid):

@@ -47,44 +47,43 @@ static unsigned stalled_of(Manager *m, uid_t uid) {
         return n;
 }
 
-/* Stuck collectors (collector.h), of uid (*mine) and of every uid (*all), added: let go keeping
- * files PROCESS_STUCK_AFTER_USEC ago or more (now: CLOCK_MONOTONIC), not reaped, and asleep or
- * stopped. */
-static void count_stuck(Manager *m, uid_t uid, uint64_t now, unsigned *mine, unsigned *all) {
-        for (Collector *col = m->collectors; col; col = col->collectors_next)
-                if (!col->reaped && col->let_go_usec > 0 && now - col->let_go_usec >= PROCESS_STUCK_AFTER_USEC &&
-                    child_not_running(col->pid)) {
-                        (*all)++;
-                        *mine += col->uid == uid;
-                }
+void stuck_count_add(StuckCount *s, uid_t uid) {
+        s->mine += uid == s->uid;
+        for (unsigned i = 0; i < s->n_uids; i++)
+                if (s->uids[i] == uid)
+                        return;
+        if (s->n_uids < ELEMENTSOF(s->uids))
+                s->uids[s->n_uids++] = uid;
 }
 
-void collector_let_go(Manager *m, ModuleHandoff *h) {
-        if (!h)
-                return;
-        if (h->collector >= 0 && h->keeper > 0)
-                for (Collector *col = m->collectors; col; col = col->collectors_next)
-                        if (col->pid == h->keeper && !col->reaped) /* (not reaped: the pid is its own) */
-                                col->let_go_usec = now_usec(CLOCK_MONOTONIC);
-        module_handoff_let_go(h);
+/* Stuck collectors into s (collector.h): let go by their crash PROCESS_STUCK_AFTER_USEC ago or
+ * more (now: CLOCK_MONOTONIC), not reaped, found asleep in their exit (once found, for good). */
+static void count_stuck(Manager *m, uint64_t now, StuckCount *s) {
+        for (Collector *col = m->collectors; col; col = col->collectors_next) {
+                if (col->reaped || col->harvested_usec == 0 || now - col->harvested_usec < PROCESS_STUCK_AFTER_USEC)
+                        continue;
+                if (!col->stuck)
+                        col->stuck = child_asleep_in_exit(col->pid);
+                if (col->stuck)
+                        stuck_count_add(s, col->uid);
+        }
 }
 
 /* Whether the crash's collector opens no mapped file; if for stuck processes, how many
- * (*ret_stuck), counted over every uid (*ret_all) or its own. */
+ * (*ret_stuck): its uid's, or uids (*ret_all). */
 static bool modules_withheld(Crash *c, unsigned *ret_stuck, bool *ret_all) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-        unsigned mine = 0, all = 0;
+        StuckCount s = { .uid = c->info.ruid };
 
         *ret_stuck = 0;
         *ret_all = false;
         if (c->after_collect != AFTER_STREAM)
                 return true; /* no core comes: nothing to trace */
-        count_stuck(c->manager, c->info.ruid, now, &mine, &all);
-        pool_count_stuck(c->manager, c->info.ruid, now, &mine, &all);
-        if (mine >= MODULES_STUCK_PER_UID_MAX)
-                *ret_stuck = mine;
-        else if (c->info.ruid != 0 && all >= MODULES_STUCK_MAX) {
-                *ret_stuck = all;
+        count_stuck(c->manager, now_usec(CLOCK_MONOTONIC), &s);
+        pool_count_stuck(c->manager, &s);
+        if (s.mine >= MODULES_STUCK_PER_UID_MAX)
+                *ret_stuck = s.mine;
+        else if (c->info.ruid != 0 && s.n_uids >= MODULES_STUCK_UIDS_MAX) {
+                *ret_stuck = s.n_uids;
                 *ret_all = true;
         }
         return *ret_stuck > 0;
@@ -345,7 +344,6 @@ static void harvest_modules(Collector *col, CrashMeta *meta) {
                 }
                 h->n = n;
                 h->collector = TAKE_FD(col->sock);
-                h->keeper = col->pid;
                 meta->modules = h;
         }
         if (sh->omitted > 0 && sh->omitted <= UINT32_MAX)
@@ -360,15 +358,15 @@ static void harvest_modules(Collector *col, CrashMeta *meta) {
 
 /* Why a collector opened no mapped file for stuck processes (modules_withheld()). */
 static void stuck_reason(const Collector *col, char *why, size_t size) {
-        char whose[32];
-
         if (col->stuck_all)
-                snprintf(whose, sizeof whose, "all uids");
+                snprintf(why, size, "its mapped files not opened for the traces: %u uids have processes done with "
+                         "earlier crashes that wait in their exit (a file system that does not answer a close)",
+                         col->stuck_seen);
         else
-                snprintf(whose, sizeof whose, "uid %u", (unsigned) col->uid);
-        snprintf(why, size, "its mapped files not opened for the traces: %u process%s done with earlier crashes of %s "
-                 "%s not ended, asleep or stopped (a file system that does not answer a close)", col->stuck_seen,
-                 col->stuck_seen == 1 ? "" : "es", whose, col->stuck_seen == 1 ? "has" : "have");
+                snprintf(why, size, "its mapped files not opened for the traces: %u process%s done with earlier "
+                         "crashes of uid %u wait%s in %s exit (a file system that does not answer a close)",
+                         col->stuck_seen, col->stuck_seen == 1 ? "" : "es", (unsigned) col->uid,
+                         col->stuck_seen == 1 ? "s" : "", col->stuck_seen == 1 ? "its" : "their");
 }
 
 /* Where a child that has not finished is: "reading its environment", "opening its mapped file X". */
@@ -412,9 +410,8 @@ void collector_harvest(Crash *c, char *why, size_t size) {
         col->crash = NULL;
         col->io_source = sd_event_source_disable_unref(col->io_source);
         /* unless the crash took it (it keeps module files for the worker), its EOF lets it go */
-        if (col->sock >= 0 && col->eof && col->shared->n_modules > 0)
-                col->let_go_usec = now_usec(CLOCK_MONOTONIC);
         col->sock = safe_close(col->sock);
+        col->harvested_usec = now_usec(CLOCK_MONOTONIC);
         if (col->reaped) {
                 collector_free(col);
                 return;

@@ -45,15 +45,27 @@ typedef struct Manager Manager;
 /* A collector let go with the module files it kept exits within milliseconds, unless a close in
  * its exit waits for a file system (a file stacked over a FUSE server that does not answer
  * FLUSH: overlayfs and ecryptfs pass it down), as the worker that had the same files does. One
- * found asleep or stopped (FUSE waits for FLUSH interruptibly until a signal comes, then
- * uninterruptibly; a process that only lacks CPU runs) PROCESS_STUCK_AFTER_USEC (worker-pool.h)
- * after it was let go, or a worker that long after it finished (pool_stuck_of()), is stuck.
- * While a uid has MODULES_STUCK_PER_UID_MAX stuck processes, or all uids together
- * MODULES_STUCK_MAX, its next crashes (every uid's but root's) are read without opening their
- * mapped files, and say so: the traces go without symbols from them, and no more processes are
- * made to wait for ever. A crash with no core to trace opens none either. */
+ * found asleep in its exit past the release of its address space (child_asleep_in_exit(): FUSE
+ * waits for FLUSH interruptibly until a signal comes, then uninterruptibly) is stuck, looked at
+ * from PROCESS_STUCK_AFTER_USEC (worker-pool.h) after its crash let it go; so is such a worker
+ * (pool_count_stuck()). While a uid has MODULES_STUCK_PER_UID_MAX stuck processes, its next
+ * crashes are read without opening their mapped files, and say so: the traces go without
+ * symbols from them, and the uid makes no more processes that wait for ever. While
+ * MODULES_STUCK_UIDS_MAX uids have, every crash but root's is. A crash with no core to trace
+ * opens none in any case. */
 #define MODULES_STUCK_PER_UID_MAX 1U
-#define MODULES_STUCK_MAX 32U
+#define MODULES_STUCK_UIDS_MAX 32U
+
+/* Stuck processes, as counted for a crash of uid: its own, and the uids that have any (up to
+ * MODULES_STUCK_UIDS_MAX of them). */
+typedef struct StuckCount {
+        uid_t uid;
+        unsigned mine;
+        unsigned n_uids;
+        uid_t uids[MODULES_STUCK_UIDS_MAX];
+} StuckCount;
+/* One more stuck process, of uid. */
+void stuck_count_add(StuckCount *s, uid_t uid);
 /* room for the fields the child reads (their caps in meta.h) and their framing */
 #define COLLECT_RECORD_MAX (2 * CMDLINE_MAX + ENVIRON_MAX + PROC_FILE_MAX + 4096U)
 /* what the child is given of the manager's reads: status, mountinfo (PROC_FILE_MAX each), the root */
@@ -125,8 +137,9 @@ typedef struct Collector {
         bool reaped;
         bool stalled;       /* detached before it finished: counts against its uid until it exits */
         unsigned stuck_seen; /* GO said COLLECT_GO_NO_MODULES for this many stuck processes */
-        bool stuck_all;      /* ... counted over every uid (MODULES_STUCK_MAX), not its own */
-        uint64_t let_go_usec; /* CLOCK_MONOTONIC: let go keeping files (collector_let_go()), or 0 */
+        bool stuck_all;      /* ... or uids (MODULES_STUCK_UIDS_MAX), not its own */
+        uint64_t harvested_usec; /* CLOCK_MONOTONIC: its crash let it go (collector_harvest()), or 0 */
+        bool stuck;          /* found asleep in its exit (modules_withheld()): it stays so */
         sd_event_source *io_source;
         sd_event_source *child_source;
         LIST_FIELDS(struct Collector, collectors);
@@ -139,9 +152,6 @@ int collector_start(Crash *c, char *why, size_t size);
  * one is freed, one still running is killed and kept until it exits. why gets where a stalled
  * child was ("" if it had finished). */
 void collector_harvest(Crash *c, char *why, size_t size);
-/* Lets go of the collector keeping h's files (module_handoff_let_go()), noting when: it may
- * stick in its exit's close of one of them (MODULES_STUCK_PER_UID_MAX). NULL: nothing. */
-void collector_let_go(Manager *m, ModuleHandoff *h);
 /* Frees every collector (the manager exits; children still stuck are left to exit). */
 void collector_free_all(Manager *m);
 /* Forks the spare collector if there is none, ahead of the next crash (a fork while a task is

@@ -56,7 +56,6 @@ void crash_free(Crash *c) {
         safe_close(c->pidfd);
         safe_close(c->out_fd);
         record_free(&c->record);
-        collector_let_go(m, c->meta.modules); /* (noting when, for the one that keeps them) */
         meta_done(&c->meta);
         record_free(&c->analysis);
         record_free(&c->forwarded_fields);
@@ -441,7 +440,8 @@ static int crash_record_only(Crash *c, const char *why) {
         c->no_core_why = why;
         c->storing = false;
         c->record_only = true;
-        collector_let_go(c->manager, c->meta.modules); /* no core, no traces: its collector may go */
+        if (c->meta.modules) /* no core, no traces: its collector may go */
+                module_handoff_let_go(c->meta.modules);
         safe_close(c->conn_fd);
         c->conn_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (c->conn_fd < 0)

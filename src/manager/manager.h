@@ -76,7 +76,8 @@ typedef struct Manager {
         Worker *workers;
         unsigned n_workers;
         unsigned n_workers_finished;  /* of those, FINISHED: only their exit is awaited */
-        sd_event_source *finished_timer; /* fills the pool once one is PROCESS_STUCK_AFTER_USEC so */
+        unsigned n_workers_stuck;     /* of those, found stuck in their exit (worker-pool.h) */
+        sd_event_source *finished_timer; /* looks at FINISHED workers not reaped (worker-pool.h) */
         Zygote zygote;            /* forks the workers (zygote.h) */
         const PoolOps *pool_ops;  /* the jobs' side of the pool (crash.c) */
         uint64_t physical_memory; /* bytes: SpoolMax='s default and cap are shares of it */

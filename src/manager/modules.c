@@ -422,7 +422,6 @@ ModuleHandoff *module_handoff_new(void) {
                 return NULL;
         h->n = 0;
         h->collector = h->queue = h->collector_end = -EBADF;
-        h->keeper = 0;
         return h;
 }
 

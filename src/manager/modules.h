@@ -82,7 +82,6 @@ typedef struct ModuleHandoff {
         int collector;     /* to the collector keeping them (COLLECT_QUEUE; EOF lets it go), or -EBADF */
         int queue;         /* the queue, once made (the worker's end), or -EBADF */
         int collector_end; /* its other end, until sent to the collector */
-        pid_t keeper;      /* that collector's pid (collector_let_go() notes when it is let go) */
         ModuleEntry entries[MODULES_MAX];
 } ModuleHandoff;
 

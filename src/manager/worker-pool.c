@@ -77,6 +77,8 @@ static void worker_free(Worker *w) {
         m->n_workers--;
         if (w->state == WORKER_FINISHED)
                 m->n_workers_finished--;
+        if (w->stuck)
+                m->n_workers_stuck--;
         free(w);
 }
 
@@ -89,7 +91,7 @@ typedef struct JobOwner {
 /* The job's module files: the worker has its own copies for good (or is gone). */
 static void worker_release_modules(Worker *w) {
         if (w->modules)
-                collector_let_go(w->manager, w->modules);
+                module_handoff_let_go(w->modules);
         w->modules = NULL;
 }
 
@@ -121,7 +123,8 @@ static void finished_timer_arm(Manager *m);
 static void worker_finished(Worker *w) {
         if (w->state != WORKER_FINISHED) {
                 w->manager->n_workers_finished++;
-                w->finished_usec = now_usec(CLOCK_MONOTONIC);
+                w->check_usec = now_usec(CLOCK_MONOTONIC) + PROCESS_STUCK_AFTER_USEC;
+                w->check_interval = PROCESS_STUCK_AFTER_USEC;
                 w->state = WORKER_FINISHED;
                 finished_timer_arm(w->manager);
         }
@@ -755,57 +758,64 @@ void pool_init(Manager *m, const PoolOps *ops) {
         m->pool_ops = ops;
 }
 
-static bool finished_long(const Worker *w, uint64_t now) {
-        return w->state == WORKER_FINISHED && now - w->finished_usec >= PROCESS_STUCK_AFTER_USEC;
-}
-
-/* The workers MaxParallel= + SpareWorkers= bound: all but those finished long since, up to a
- * bound (WORKERS_FINISHED_UNCOUNTED_MAX). */
+/* The workers MaxParallel= + SpareWorkers= bound: all but the stuck ones, up to a bound. */
 static unsigned pool_counted(const Manager *m) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-        unsigned n = 0;
-
-        if (m->n_workers_finished == 0)
-                return m->n_workers;
-        for (const Worker *w = m->workers; w && n < WORKERS_FINISHED_UNCOUNTED_MAX; w = w->workers_next)
-                n += finished_long(w, now);
-        return m->n_workers - n;
+        return m->n_workers - MIN(m->n_workers_stuck, WORKERS_STUCK_UNCOUNTED_MAX);
 }
 
-void pool_count_stuck(const Manager *m, uid_t uid, uint64_t now, unsigned *mine, unsigned *all) {
-        if (m->n_workers_finished == 0)
+void pool_count_stuck(const Manager *m, StuckCount *s) {
+        if (m->n_workers_stuck == 0)
                 return;
         for (const Worker *w = m->workers; w; w = w->workers_next)
-                if (finished_long(w, now) && child_not_running(w->pid)) {
-                        (*all)++;
-                        *mine += w->account_uid == uid;
-                }
+                if (w->stuck)
+                        stuck_count_add(s, w->account_uid);
 }
 
-/* The next worker to be finished long since, if any is not yet: the pool is filled then (the
- * slot it held is free if it has not ended). */
+/* FINISHED workers not reaped, each when its time comes: stuck ones found (the pool filled
+ * again then), the others looked at later. */
 static int on_finished_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        bool found = false;
 
-        pool_fill(m);
+        for (Worker *w = m->workers; w; w = w->workers_next) {
+                if (w->state != WORKER_FINISHED || w->stuck || w->check_usec > now)
+                        continue;
+                if (child_asleep_in_exit(w->pid)) {
+                        w->stuck = found = true;
+                        m->n_workers_stuck++;
+                        log_warning("Worker %d (%s) waits in its exit, in the close of a file (a file system that does "
+                                    "not answer): it no longer counts against MaxParallel=", (int) w->pid,
+                                    w->label[0] ? w->label : "no job");
+                        continue;
+                }
+                w->check_interval = MIN(w->check_interval * 2, PROCESS_STUCK_CHECK_MAX_USEC);
+                w->check_usec = now + w->check_interval;
+        }
+        if (found)
+                pool_fill(m);
         finished_timer_arm(m);
         return 0;
 }
 
 static void finished_timer_arm(Manager *m) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC), next = UINT64_MAX;
+        uint64_t next = UINT64_MAX, armed;
         int r;
 
         for (const Worker *w = m->workers; w; w = w->workers_next)
-                if (w->state == WORKER_FINISHED && !finished_long(w, now))
-                        next = MIN(next, w->finished_usec + PROCESS_STUCK_AFTER_USEC);
+                if (w->state == WORKER_FINISHED && !w->stuck)
+                        next = MIN(next, w->check_usec);
         if (next == UINT64_MAX) {
                 if (m->finished_timer)
                         (void) sd_event_source_set_enabled(m->finished_timer, SD_EVENT_OFF);
                 return;
         }
         if (!m->finished_timer)
-                r = sd_event_add_time(m->event, &m->finished_timer, CLOCK_MONOTONIC, next, 0, on_finished_timer, m);
+                r = sd_event_add_time(m->event, &m->finished_timer, CLOCK_MONOTONIC, next, USEC_PER_MSEC,
+                                      on_finished_timer, m);
+        else if (sd_event_source_get_enabled(m->finished_timer, NULL) > 0 &&
+                 sd_event_source_get_time(m->finished_timer, &armed) >= 0 && armed <= next)
+                return; /* due first already */
         else {
                 r = sd_event_source_set_time(m->finished_timer, next);
                 if (r >= 0)

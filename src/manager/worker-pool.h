@@ -15,6 +15,7 @@
 typedef struct Manager Manager;
 typedef struct ModuleHandoff ModuleHandoff;
 typedef struct Record Record;
+typedef struct StuckCount StuckCount;
 
 /* After this many workers in a row die before saying READY, wait before starting more. */
 #define WORKER_SPAWN_FAILURES_MAX 5
@@ -26,14 +27,16 @@ typedef struct Record Record;
 #define WORKER_READY_TIMEOUT_USEC (10 * USEC_PER_SEC)
 /* A worker done with its job (FINISHED), or a collector let go, ends within milliseconds, unless
  * a close in its exit waits for a file system: a module file stacked over a FUSE server that does
- * not answer FLUSH, a wait SIGKILL does not end. One not reaped this long after, and asleep or
- * stopped then (not merely short of CPU), is stuck (collector.h: what follows for its uid). */
+ * not answer FLUSH, a wait SIGKILL does not end. One not reaped this long after is looked at, and
+ * again at twice the interval each time up to PROCESS_STUCK_CHECK_MAX_USEC: found asleep in its
+ * exit past the release of its address space (child_asleep_in_exit()), it is stuck (collector.h:
+ * what follows for its uid). */
 #define PROCESS_STUCK_AFTER_USEC (50 * USEC_PER_MSEC)
-/* A worker FINISHED PROCESS_STUCK_AFTER_USEC ago and not reaped no longer counts against
- * MaxParallel= + SpareWorkers= (a user's stuck ones would stop every crash's worker from
- * starting; the pool is filled again then), up to this many: past it they count again, which
- * bounds the processes the pool leaves behind. */
-#define WORKERS_FINISHED_UNCOUNTED_MAX 128U
+#define PROCESS_STUCK_CHECK_MAX_USEC (5 * USEC_PER_SEC)
+/* A stuck worker no longer counts against MaxParallel= + SpareWorkers= (a user's would stop
+ * every crash's worker from starting; the pool is filled again when one is found), up to this
+ * many: past it they count again, which bounds the processes the pool leaves behind. */
+#define WORKERS_STUCK_UNCOUNTED_MAX 128U
 
 typedef enum WorkerState {
         WORKER_STARTING, /* exec'd, not READY yet */
@@ -138,7 +141,9 @@ typedef struct Worker {
         ConnId conn;             /* its job's connection at the send, which only RETURNED may */
         bool conn_known;         /* bring back (unknown: nothing may) */
         uid_t account_uid;       /* its job's WorkerJob.account_uid (UID_INVALID before a job) */
-        uint64_t finished_usec;  /* CLOCK_MONOTONIC: when it became FINISHED */
+        uint64_t check_usec;     /* FINISHED: when it is looked at next (CLOCK_MONOTONIC) */
+        uint64_t check_interval; /* ... and the time to the one after */
+        bool stuck;              /* found asleep in its exit: for good */
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 
@@ -176,9 +181,8 @@ int worker_send_details(Worker *w, int record_fd, ModuleHandoff *modules);
 int worker_commit(Worker *w, const CoreFacts *facts);
 /* Kills the worker (deadline, protocol violation); its job is detached first, its owner not told. */
 void worker_kill(Worker *w, const char *why);
-/* Adds the stuck workers (FINISHED PROCESS_STUCK_AFTER_USEC or more before now, CLOCK_MONOTONIC;
- * not reaped; asleep or stopped) whose job was uid's to *mine, and all of them to *all. */
-void pool_count_stuck(const Manager *m, uid_t uid, uint64_t now, unsigned *mine, unsigned *all);
+/* The stuck workers (PROCESS_STUCK_AFTER_USEC), each as its job's uid's, into s. */
+void pool_count_stuck(const Manager *m, StuckCount *s);
 /* Lets idle spares go (config reload: new user or path). */
 void pool_retire_idle(Manager *m);
 /* Kills and reaps every worker; the owners of their jobs are told (lost). */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* pidfd helpers: PIDFD_GET_INFO over every layout, the PID (fdinfo fallback), liveness, signals,
- * a child's state. Shared (manager): only the pidfds given (and /proc/self/fdinfo, a child's
+ * a child's state in its exit. Shared (manager): only the pidfds given (and /proc/self/fdinfo, a child's
  * /proc/PID/stat); pidfd_open_pid() opens one. */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,13 +99,28 @@ char proc_stat_state(const char *stat) {
         return p && p[1] == ' ' && p[2] >= 'A' && p[2] <= 'z' ? p[2] : 0;
 }
 
-bool child_not_running(pid_t pid) {
-        char path[64], buf[PROC_STAT_READ_MAX];
+int proc_stat_parse(const char *stat, char *ret_state, uint64_t *ret_vsize) {
+        const char *p = strrchr(stat, ')');
+        char state;
+        uint64_t vsize;
+
+        /* state, then ppid .. starttime (19 numbers), then vsize */
+        if (!p || !proc_stat_state(stat) ||
+            sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %*u %" SCNu64,
+                   &state, &vsize) != 2)
+                return -EBADMSG;
+        *ret_state = state;
+        *ret_vsize = vsize;
+        return 0;
+}
+
+bool child_asleep_in_exit(pid_t pid) {
+        char path[64], buf[PROC_STAT_READ_MAX], state;
+        uint64_t vsize;
 
         snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        if (read_small_file_at(AT_FDCWD, path, buf, sizeof buf) < 0)
-                return false;
-        return strchr("SDTt", proc_stat_state(buf) ?: 'R') != NULL;
+        return read_small_file_at(AT_FDCWD, path, buf, sizeof buf) >= 0 && proc_stat_parse(buf, &state, &vsize) >= 0 &&
+               vsize == 0 && (state == 'S' || state == 'D');
 }
 
 int pidfd_open_pid(pid_t pid) {

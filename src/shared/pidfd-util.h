@@ -45,6 +45,11 @@ int pidfd_send_sig(int pidfd, int sig);
 int pidfd_open_pid(pid_t pid);
 /* Pure: the state letter of a /proc/PID/stat text ('R', 'D', ...), 0 if it has none. */
 char proc_stat_state(const char *stat);
-/* Whether pid, a child of ours not reaped yet (so its pid is its own), is asleep or stopped
- * right now (state S, D, T or t): neither running nor exited. False if that cannot be read. */
-bool child_not_running(pid_t pid);
+/* Pure: its state letter and vsize (field 23: bytes of address space, 0 once the exit released
+ * it); -EBADMSG if the text has not both. */
+int proc_stat_parse(const char *stat, char *ret_state, uint64_t *ret_vsize);
+/* Whether pid, a child of ours not reaped yet (so its pid is its own), is asleep in its exit past
+ * the release of its address space (vsize 0, state S or D): what is left there is the closing
+ * of its files, which only a file system can make wait. False if that cannot be read. A process
+ * its user stopped, or that sleeps before its exit, has its address space. */
+bool child_asleep_in_exit(pid_t pid);

@@ -23,7 +23,6 @@ FUSE_STALL = os.path.join(BUILD, "test", "fuse-stall")
 COLLECT_TIMEOUT = 5  # COLLECT_TIMEOUT_USEC, src/manager/collector.h
 PROMPT = 3  # seconds a crash may take while another is stalled: well under the stall's deadline
 SLOW_FAULT_S = 4  # FAULT_SLOW_MSEC, src/worker/worker.c
-STUCK_S = 0.2  # well past PROCESS_STUCK_AFTER_USEC (src/manager/worker-pool.h)
 DAEMON_STOP_S = 10  # SIGTERM to exit, with nothing stuck
 # python3 (a real program, a dozen mapped files) mapping a page past the first of argv[1] (as
 # map-crash does), closing the file, then killing itself with SIGSEGV
@@ -357,44 +356,55 @@ def one_slot_fuse():
     return user, env, os.path.join(mnt, "f"), stop_fuse
 
 
+def crash_done(d, pid, timeout=PROMPT):
+    """Until the crash's worker said RECORDED (a debug line): with MaxParallel=1 the next crash
+    would otherwise be refused its core while this one is still in flight."""
+    d.wait_log(rf"Crash of PID {pid}: (journal entry written|record kept without)", timeout=timeout)
+
+
+def stuck_worker(d, pid):
+    """Until the daemon found the worker of the crash of pid stuck in its exit: its PID."""
+    line = d.wait_log(rf"Worker \d+ \(crash of PID {pid}\) waits in its exit", timeout=PROMPT)
+    return int(re.search(r"Worker (\d+)", line).group(1))
+
+
 def case_fuse_flush_pool():
     """fuse_flush_opened, where the worker and the collector that had the user's FUSE file wait in
-    their closes for ever (the server answers no FLUSH): with MaxParallel=1 and SpareWorkers=0 the
+    their exits for ever (the server answers no FLUSH): with MaxParallel=1 and SpareWorkers=0 the
     stuck worker held the only slot of the pool, since a worker counted until it was reaped, and
-    every later crash, root's too, waited for a worker until its deadline. Now a worker finished
-    PROCESS_STUCK_AFTER_USEC ago does not count against the pool (up to a bound), so root's
-    crashes after it are stored at once, traced through their own files; the stuck worker holds
-    no memory (its exit released it before the close that waits); and the user's next crash, a
-    plain program's, is read without opening its mapped files, its record saying why (both stuck
-    processes counted), so the user makes no more processes that wait for ever."""
+    every later crash, root's too, waited for a worker until its deadline. Now a worker found
+    asleep in its exit past the release of its address space no longer counts against the pool
+    (up to a bound): root's crashes after it are stored at once, traced through their own files;
+    the stuck worker holds no memory (its module files are closed by its exit, after its memory);
+    and the user's next crash, a plain program's, is read without opening its mapped files, its
+    record saying why (both stuck processes counted), so the user makes no more processes that
+    wait for ever."""
     user, env, hostile, stop_fuse = one_slot_fuse()
     try:
-        d = env.start(environ={"COREDUMPD_TEST_FAULT": "modules-fuse"})
+        d = env.start(environ={"COREDUMPD_TEST_FAULT": "modules-fuse", "COREDUMP_SOCKET_LOG_LEVEL": "debug"})
         user_pid, _ = timed_crash_of(as_user(user, [MAP_CRASH, hostile, "1"]))
-        rec = record_of(env, user_pid, d, timeout=PROMPT)
-        check_traces(rec, "the user's crash")
-        time.sleep(STUCK_S)  # the user's worker and collector are found stuck from now on
-        stuck = d.children()
-        check(stuck, f"no worker left waiting for the server's answer:\n{d.log_text()}")
-        for pid in stuck:  # its exit released its address space before the close that waits
-            check("VmRSS" not in read_file(f"/proc/{pid}/status"), f"the stuck worker {pid} still holds its memory")
+        check_traces(record_of(env, user_pid, d, timeout=PROMPT), "the user's crash")
+        crash_done(d, user_pid)
+        worker = stuck_worker(d, user_pid)
+        check("VmRSS" not in read_file(f"/proc/{worker}/status"), f"the stuck worker {worker} still holds its memory")
         for _ in range(2):
             root_pid, took = timed_crash()
             check(took < PROMPT, f"root's crash after the user's stuck one took {took:.1f} s:\n{d.log_text()}")
             check_traces(record_of(env, root_pid, d, timeout=PROMPT), "root's crash")
+            crash_done(d, root_pid)
         next_pid, took = timed_crash(user)
         check(took < PROMPT, f"the user's next crash took {took:.1f} s:\n{d.log_text()}")
         nxt = record_of(env, next_pid, d, timeout=PROMPT)
         check(nxt.get("COREDUMP_FILENAME"), f"the user's next crash was not stored: {nxt}")
         why = nxt.get("COREDUMP_PROC_INCOMPLETE", b"").decode(errors="replace")
         check(re.search(rf"mapped files not opened for the traces: 2 processes done with earlier crashes of uid "
-                        rf"{user.pw_uid} have not ended", why),
+                        rf"{user.pw_uid} wait in their exit", why),
               f"the user's next crash does not say its files were not opened: {why!r}\n{d.log_text()}")
         check(nxt.get("COREDUMP_CMDLINE") and nxt.get("COREDUMP_PROC_MAPS"),
               "the user's next crash lost more than its mapped files")
         _, said = root_crash_then_stop(env, d, stop_fuse)
         check("flush from pid" in said, f"nobody waited for the server's FLUSH: {said.strip()!r}")
-        print(f"observed: with the user's worker and collector stuck in their closes, root's crashes stored at once; "
+        print(f"observed: with the user's worker and collector stuck in their exits, root's crashes stored at once; "
               f"the user's next crash: {why}")
     finally:
         stop_fuse()
@@ -405,31 +415,32 @@ def case_fuse_flush_pool_waiting():
     finishes and sticks (an independent review's scenario): the user's worker sleeps before its
     journal entry (the test fault slow@journal), root's crash comes meanwhile and waits. The pool
     was filled again only when a worker ended, which a stuck one never does: root's crash waited
-    for a worker until its deadline. Now the pool is filled again once the finished worker has
-    not ended PROCESS_STUCK_AFTER_USEC after: root's record follows the user's at once."""
+    for a worker until its deadline. Now the finished worker is looked at PROCESS_STUCK_AFTER_USEC
+    after, found stuck, and the pool filled again: root's record follows at once."""
     user, env, hostile, stop_fuse = one_slot_fuse()
     try:
         slow = os.path.join(env.base, "crasher-fault")  # the worker's test faults apply to that name
         shutil.copy(MAP_CRASH, slow)
         os.chmod(slow, 0o755)
         d = env.start(environ={"COREDUMPD_TEST_FAULT": "modules-fuse", "COREDUMP_WORKER_FAULT": "slow@journal",
-                               "COREDUMP_SOCKET_LOG_LEVEL": "debug"})  # its RECORDED is a debug line
+                               "COREDUMP_SOCKET_LOG_LEVEL": "debug"})
         user_pid, _ = timed_crash_of(as_user(user, [slow, hostile, "1"]))
         time.sleep(0.5)  # its worker is in the fault's sleep now
         root_pid, took = timed_crash()
         check(took < PROMPT, f"root's crash took {took:.1f} s:\n{d.log_text()}")
         check_traces(record_of(env, user_pid, d, timeout=PROMPT), "the user's crash")
-        # its worker's RECORDED, after the fault's sleep: it finishes then, and sticks
-        d.wait_log(rf"Crash of PID {user_pid}: (journal entry written|record kept without)", timeout=SLOW_FAULT_S + PROMPT)
+        crash_done(d, user_pid, timeout=SLOW_FAULT_S + PROMPT)  # after the sleep: it finishes, and sticks
         t = time.monotonic()
         root = record_of(env, root_pid, d, timeout=PROMPT)
-        check(b"handed to a worker" not in root.get("COREDUMP_PROCESSING_ERROR", b""),
-              f"root's crash got no worker: {root.get('COREDUMP_PROCESSING_ERROR')!r}\n{d.log_text()}")
+        error = root.get("COREDUMP_PROCESSING_ERROR", b"")
+        check(b"handed to a worker" not in error and b"no worker became available" not in error,
+              f"root's crash got no worker: {error!r}\n{d.log_text()}")
         after = time.monotonic() - t
+        stuck_worker(d, user_pid)
         _, said = root_crash_then_stop(env, d, stop_fuse)
         check("flush from pid" in said, f"nobody waited for the server's FLUSH: {said.strip()!r}")
         print(f"observed: root's crash, waiting while the user's worker slept, recorded {after:.2f} s after that "
-              f"worker finished (it stays stuck in its close)")
+              f"worker finished (it stays stuck in its exit)")
     finally:
         stop_fuse()
 
