@@ -47,26 +47,13 @@ static unsigned stalled_of(Manager *m, uid_t uid) {
         return n;
 }
 
-void stuck_count_add(StuckCount *s, uid_t uid) {
-        s->mine += uid == s->uid;
-        for (unsigned i = 0; i < s->n_uids; i++)
-                if (s->uids[i] == uid)
-                        return;
-        if (s->n_uids < ELEMENTSOF(s->uids))
-                s->uids[s->n_uids++] = uid;
-}
-
-/* Stuck collectors into s (collector.h): let go by their crash PROCESS_STUCK_AFTER_USEC ago or
- * more (now: CLOCK_MONOTONIC), not reaped, found asleep in their exit (once found, for good). */
+/* Stuck collectors into s (stuck.h): looked at (now: CLOCK_MONOTONIC) from
+ * PROCESS_STUCK_AFTER_USEC after their crash let them go, until reaped. */
 static void count_stuck(Manager *m, uint64_t now, StuckCount *s) {
-        for (Collector *col = m->collectors; col; col = col->collectors_next) {
-                if (col->reaped || col->harvested_usec == 0 || now - col->harvested_usec < PROCESS_STUCK_AFTER_USEC)
-                        continue;
-                if (!col->stuck)
-                        col->stuck = child_asleep_in_exit(col->pid);
-                if (col->stuck)
+        for (Collector *col = m->collectors; col; col = col->collectors_next)
+                if (!col->reaped && col->harvested_usec > 0 && now - col->harvested_usec >= PROCESS_STUCK_AFTER_USEC &&
+                    exit_watch_look(&col->watch, col->pid, now, col->killed_usec))
                         stuck_count_add(s, col->uid);
-        }
 }
 
 /* Whether the crash's collector opens no mapped file; if for stuck processes, how many
@@ -383,8 +370,11 @@ static void stall_reason(Collector *col, char *why, size_t size) {
 }
 
 static void kill_child(Collector *col) {
-        if (!col->reaped)
-                (void) pidfd_send_sig(col->pidfd, SIGKILL);
+        if (col->reaped)
+                return;
+        (void) pidfd_send_sig(col->pidfd, SIGKILL);
+        if (col->killed_usec == 0)
+                col->killed_usec = now_usec(CLOCK_MONOTONIC);
 }
 
 void collector_harvest(Crash *c, char *why, size_t size) {

@@ -32,6 +32,7 @@
 #include "macro.h"
 #include "meta.h"
 #include "proto.h"
+#include "stuck.h"
 #include "time-util.h"
 
 typedef struct Crash Crash;
@@ -42,30 +43,6 @@ typedef struct Manager Manager;
 #define COLLECT_TIMEOUT_MIN_USEC (100 * USEC_PER_MSEC)
 #define COLLECTORS_STALLED_PER_UID_MAX 1U
 #define COLLECTORS_STALLED_MAX 64U /* all uids; past it only root's crashes get a collector */
-/* A collector let go with the module files it kept exits within milliseconds, unless a close in
- * its exit waits for a file system (a file stacked over a FUSE server that does not answer
- * FLUSH: overlayfs and ecryptfs pass it down), as the worker that had the same files does. One
- * found asleep in its exit past the release of its address space (child_asleep_in_exit(): FUSE
- * waits for FLUSH interruptibly until a signal comes, then uninterruptibly) is stuck, looked at
- * from PROCESS_STUCK_AFTER_USEC (worker-pool.h) after its crash let it go; so is such a worker
- * (pool_count_stuck()). While a uid has MODULES_STUCK_PER_UID_MAX stuck processes, its next
- * crashes are read without opening their mapped files, and say so: the traces go without
- * symbols from them, and the uid makes no more processes that wait for ever. While
- * MODULES_STUCK_UIDS_MAX uids have, every crash but root's is. A crash with no core to trace
- * opens none in any case. */
-#define MODULES_STUCK_PER_UID_MAX 1U
-#define MODULES_STUCK_UIDS_MAX 32U
-
-/* Stuck processes, as counted for a crash of uid: its own, and the uids that have any (up to
- * MODULES_STUCK_UIDS_MAX of them). */
-typedef struct StuckCount {
-        uid_t uid;
-        unsigned mine;
-        unsigned n_uids;
-        uid_t uids[MODULES_STUCK_UIDS_MAX];
-} StuckCount;
-/* One more stuck process, of uid. */
-void stuck_count_add(StuckCount *s, uid_t uid);
 /* room for the fields the child reads (their caps in meta.h) and their framing */
 #define COLLECT_RECORD_MAX (2 * CMDLINE_MAX + ENVIRON_MAX + PROC_FILE_MAX + 4096U)
 /* what the child is given of the manager's reads: status, mountinfo (PROC_FILE_MAX each), the root */
@@ -109,7 +86,7 @@ typedef struct CollectShared {
 #define COLLECT_GO_MAGIC UINT32_C(0x434f4c47) /* "COLG" */
 #define COLLECT_GO_LEADER 1U
 #define COLLECT_GO_FILES_ROOT 2U
-#define COLLECT_GO_NO_MODULES 4U /* its mapped files are not opened (MODULES_STUCK_PER_UID_MAX) */
+#define COLLECT_GO_NO_MODULES 4U /* its mapped files are not opened (stuck.h) */
 #define COLLECT_GO_FDS_MAX 3
 typedef struct CollectGo {
         uint32_t magic;
@@ -139,7 +116,8 @@ typedef struct Collector {
         unsigned stuck_seen; /* GO said COLLECT_GO_NO_MODULES for this many stuck processes */
         bool stuck_all;      /* ... or uids (MODULES_STUCK_UIDS_MAX), not its own */
         uint64_t harvested_usec; /* CLOCK_MONOTONIC: its crash let it go (collector_harvest()), or 0 */
-        bool stuck;          /* found asleep in its exit (modules_withheld()): it stays so */
+        uint64_t killed_usec;    /* CLOCK_MONOTONIC: sent SIGKILL, or 0 */
+        ExitWatch watch;         /* looked at from PROCESS_STUCK_AFTER_USEC after its harvest (stuck.h) */
         sd_event_source *io_source;
         sd_event_source *child_source;
         LIST_FIELDS(struct Collector, collectors);

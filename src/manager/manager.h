@@ -76,7 +76,8 @@ typedef struct Manager {
         Worker *workers;
         unsigned n_workers;
         unsigned n_workers_finished;  /* of those, FINISHED: only their exit is awaited */
-        unsigned n_workers_stuck;     /* of those, found stuck in their exit (worker-pool.h) */
+        unsigned n_workers_stuck;     /* of those, found stuck (stuck.h) */
+        unsigned n_workers_stuck_holding; /* of those, not in their exit: they may hold their memory */
         sd_event_source *finished_timer; /* looks at FINISHED workers not reaped (worker-pool.h) */
         Zygote zygote;            /* forks the workers (zygote.h) */
         const PoolOps *pool_ops;  /* the jobs' side of the pool (crash.c) */

@@ -77,8 +77,10 @@ static void worker_free(Worker *w) {
         m->n_workers--;
         if (w->state == WORKER_FINISHED)
                 m->n_workers_finished--;
-        if (w->stuck)
+        if (w->watch.stuck) {
                 m->n_workers_stuck--;
+                m->n_workers_stuck_holding -= !w->watch.in_exit;
+        }
         free(w);
 }
 
@@ -138,6 +140,8 @@ void worker_kill(Worker *w, const char *why) {
         fault_events_release(w); /* its end is still to be reaped */
         log_warning("Killing worker %d: %s", (int) w->pid, why);
         (void) pidfd_send_sig(w->pidfd, SIGKILL);
+        if (w->killed_usec == 0)
+                w->killed_usec = now_usec(CLOCK_MONOTONIC);
         worker_detach(w);
         worker_finished(w);
 }
@@ -758,16 +762,19 @@ void pool_init(Manager *m, const PoolOps *ops) {
         m->pool_ops = ops;
 }
 
-/* The workers MaxParallel= + SpareWorkers= bound: all but the stuck ones, up to a bound. */
+/* The workers MaxParallel= + SpareWorkers= bound: all but the stuck ones, those that may hold
+ * their memory up to a bound. */
 static unsigned pool_counted(const Manager *m) {
-        return m->n_workers - MIN(m->n_workers_stuck, WORKERS_STUCK_UNCOUNTED_MAX);
+        unsigned holding = m->n_workers_stuck_holding;
+
+        return m->n_workers - (m->n_workers_stuck - holding) - MIN(holding, WORKERS_STUCK_HOLDING_UNCOUNTED_MAX);
 }
 
 void pool_count_stuck(const Manager *m, StuckCount *s) {
         if (m->n_workers_stuck == 0)
                 return;
         for (const Worker *w = m->workers; w; w = w->workers_next)
-                if (w->stuck)
+                if (w->watch.stuck)
                         stuck_count_add(s, w->account_uid);
 }
 
@@ -779,17 +786,22 @@ static int on_finished_timer(sd_event_source *s, uint64_t usec, void *userdata) 
         bool found = false;
 
         for (Worker *w = m->workers; w; w = w->workers_next) {
-                if (w->state != WORKER_FINISHED || w->stuck || w->check_usec > now)
+                if (w->state != WORKER_FINISHED || w->watch.stuck || w->check_usec > now)
                         continue;
-                if (child_asleep_in_exit(w->pid)) {
-                        w->stuck = found = true;
+                if (exit_watch_look(&w->watch, w->pid, now, w->killed_usec)) {
+                        found = true;
                         m->n_workers_stuck++;
-                        log_warning("Worker %d (%s) waits in its exit, in the close of a file (a file system that does "
-                                    "not answer): it no longer counts against MaxParallel=", (int) w->pid,
-                                    w->label[0] ? w->label : "no job");
+                        m->n_workers_stuck_holding += !w->watch.in_exit;
+                        log_warning("Worker %d (%s) %s: it no longer counts against MaxParallel=", (int) w->pid,
+                                    w->label[0] ? w->label : "no job",
+                                    w->watch.in_exit ? "waits in its exit, in the close of a file (a file system that "
+                                                       "does not answer)"
+                                                     : "did not end when killed (it waits in the kernel)");
                         continue;
                 }
-                w->check_interval = MIN(w->check_interval * 2, PROCESS_STUCK_CHECK_MAX_USEC);
+                /* found asleep in its exit once: looked at again as soon as that would make it stuck */
+                w->check_interval = w->watch.asleep_since > 0 ? PROCESS_STUCK_AFTER_USEC
+                                                              : MIN(w->check_interval * 2, PROCESS_STUCK_CHECK_MAX_USEC);
                 w->check_usec = now + w->check_interval;
         }
         if (found)
@@ -802,8 +814,8 @@ static void finished_timer_arm(Manager *m) {
         uint64_t next = UINT64_MAX, armed;
         int r;
 
-        for (const Worker *w = m->workers; w; w = w->workers_next)
-                if (w->state == WORKER_FINISHED && !w->stuck)
+        for (const Worker *w = m->n_workers_finished > 0 ? m->workers : NULL; w; w = w->workers_next)
+                if (w->state == WORKER_FINISHED && !w->watch.stuck)
                         next = MIN(next, w->check_usec);
         if (next == UINT64_MAX) {
                 if (m->finished_timer)

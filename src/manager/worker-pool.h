@@ -9,13 +9,13 @@
 
 #include "list.h"
 #include "proto.h"
+#include "stuck.h"
 #include "worker-log.h"
 #include "worker-watchdog.h"
 
 typedef struct Manager Manager;
 typedef struct ModuleHandoff ModuleHandoff;
 typedef struct Record Record;
-typedef struct StuckCount StuckCount;
 
 /* After this many workers in a row die before saying READY, wait before starting more. */
 #define WORKER_SPAWN_FAILURES_MAX 5
@@ -25,18 +25,11 @@ typedef struct StuckCount StuckCount;
 #define WORKER_RESPAWN_DELAY_USEC (2 * USEC_PER_SEC)
 /* A started worker must be READY within this time. */
 #define WORKER_READY_TIMEOUT_USEC (10 * USEC_PER_SEC)
-/* A worker done with its job (FINISHED), or a collector let go, ends within milliseconds, unless
- * a close in its exit waits for a file system: a module file stacked over a FUSE server that does
- * not answer FLUSH, a wait SIGKILL does not end. One not reaped this long after is looked at, and
- * again at twice the interval each time up to PROCESS_STUCK_CHECK_MAX_USEC: found asleep in its
- * exit past the release of its address space (child_asleep_in_exit()), it is stuck (collector.h:
- * what follows for its uid). */
-#define PROCESS_STUCK_AFTER_USEC (50 * USEC_PER_MSEC)
-#define PROCESS_STUCK_CHECK_MAX_USEC (5 * USEC_PER_SEC)
-/* A stuck worker no longer counts against MaxParallel= + SpareWorkers= (a user's would stop
- * every crash's worker from starting; the pool is filled again when one is found), up to this
- * many: past it they count again, which bounds the processes the pool leaves behind. */
-#define WORKERS_STUCK_UNCOUNTED_MAX 128U
+/* A stuck worker (stuck.h) no longer counts against MaxParallel= + SpareWorkers= (a user's would
+ * stop every crash's worker from starting; the pool is filled again when one is found): one in
+ * its exit, its memory released, never again; one that may hold its memory (killed, held before
+ * its exit), up to this many, past which they count again, bounding the memory they hold. */
+#define WORKERS_STUCK_HOLDING_UNCOUNTED_MAX 128U
 
 typedef enum WorkerState {
         WORKER_STARTING, /* exec'd, not READY yet */
@@ -143,7 +136,8 @@ typedef struct Worker {
         uid_t account_uid;       /* its job's WorkerJob.account_uid (UID_INVALID before a job) */
         uint64_t check_usec;     /* FINISHED: when it is looked at next (CLOCK_MONOTONIC) */
         uint64_t check_interval; /* ... and the time to the one after */
-        bool stuck;              /* found asleep in its exit: for good */
+        uint64_t killed_usec;    /* CLOCK_MONOTONIC: sent SIGKILL, or 0 */
+        ExitWatch watch;         /* FINISHED: what the looks found (stuck.h) */
         LIST_FIELDS(struct Worker, workers);
 } Worker;
 
@@ -181,7 +175,7 @@ int worker_send_details(Worker *w, int record_fd, ModuleHandoff *modules);
 int worker_commit(Worker *w, const CoreFacts *facts);
 /* Kills the worker (deadline, protocol violation); its job is detached first, its owner not told. */
 void worker_kill(Worker *w, const char *why);
-/* The stuck workers (PROCESS_STUCK_AFTER_USEC), each as its job's uid's, into s. */
+/* The stuck workers (stuck.h), each as its job's uid's, into s. */
 void pool_count_stuck(const Manager *m, StuckCount *s);
 /* Lets idle spares go (config reload: new user or path). */
 void pool_retire_idle(Manager *m);

@@ -59,7 +59,9 @@ static bool watched(const Worker *w) {
          * DETAILS: the collector's deadline bounds that */
         if (w->ops && w->ops->waiting_elsewhere && w->ops->waiting_elsewhere(w->owner))
                 return false;
-        return w->state == WORKER_BUSY || w->state == WORKER_COMMITTING || w->state == WORKER_FINISHED;
+        /* (a stuck one, stuck.h, is past what a kill does) */
+        return w->state == WORKER_BUSY || w->state == WORKER_COMMITTING ||
+               (w->state == WORKER_FINISHED && !w->watch.stuck);
 }
 
 /* Whether the worker is stopped (SIGSTOP, ptrace) right now: its state in /proc/PID/stat. */
