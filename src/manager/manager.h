@@ -78,7 +78,7 @@ typedef struct Manager {
         unsigned n_workers_finished;  /* of those, FINISHED: only their exit is awaited */
         unsigned n_workers_stuck;     /* of those, found stuck (stuck.h) */
         unsigned n_workers_stuck_holding; /* of those, not in their exit: they may hold their memory */
-        sd_event_source *finished_timer; /* looks at FINISHED workers not reaped (worker-pool.h) */
+        sd_event_source *finished_timer; /* looks at FINISHED workers not reaped (stuck.h) */
         Zygote zygote;            /* forks the workers (zygote.h) */
         const PoolOps *pool_ops;  /* the jobs' side of the pool (crash.c) */
         uint64_t physical_memory; /* bytes: SpoolMax='s default and cap are shares of it */
