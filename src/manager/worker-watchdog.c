@@ -26,14 +26,12 @@ int watchdog_parse_schedstat(const char *text, uint64_t *ret_cpu, uint64_t *ret_
 }
 
 int watchdog_parse_stat(const char *text, uint64_t *ret_cpu) {
-        /* after the comm's closing parenthesis (the comm may hold anything): fields 3.. */
-        const char *p = strrchr(text, ')');
-        uint64_t utime, stime;
+        ProcStat s;
+        int r = proc_stat_parse(text, &s);
 
-        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %" SCNu64 " %" SCNu64, &utime,
-                         &stime) != 2)
-                return -EBADMSG;
-        *ret_cpu = utime + stime;
+        if (r < 0)
+                return r;
+        *ret_cpu = s.utime + s.stime;
         return 0;
 }
 

@@ -99,28 +99,30 @@ char proc_stat_state(const char *stat) {
         return p && p[1] == ' ' && p[2] >= 'A' && p[2] <= 'z' ? p[2] : 0;
 }
 
-int proc_stat_parse(const char *stat, char *ret_state, uint64_t *ret_vsize) {
+int proc_stat_parse(const char *stat, ProcStat *ret) {
         const char *p = strrchr(stat, ')');
-        char state;
-        uint64_t vsize;
+        ProcStat s = {};
+        int n;
 
-        /* state, then ppid .. starttime (19 numbers), then vsize */
-        if (!p || !proc_stat_state(stat) ||
-            sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %*u %" SCNu64,
-                   &state, &vsize) != 2)
+        /* state, ppid .. cmajflt (10 numbers), utime, stime, cutime .. starttime (7), vsize */
+        if (!p || !proc_stat_state(stat))
                 return -EBADMSG;
-        *ret_state = state;
-        *ret_vsize = vsize;
+        n = sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %" SCNu64 " %" SCNu64
+                   " %*d %*d %*d %*d %*d %*d %*u %" SCNu64, &s.state, &s.utime, &s.stime, &s.vsize);
+        if (n < 3)
+                return -EBADMSG;
+        s.has_vsize = n == 4;
+        *ret = s;
         return 0;
 }
 
 bool child_asleep_in_exit(pid_t pid) {
-        char path[64], buf[PROC_STAT_READ_MAX], state;
-        uint64_t vsize;
+        char path[64], buf[PROC_STAT_READ_MAX];
+        ProcStat s;
 
         snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        return read_small_file_at(AT_FDCWD, path, buf, sizeof buf) >= 0 && proc_stat_parse(buf, &state, &vsize) >= 0 &&
-               vsize == 0 && (state == 'S' || state == 'D');
+        return read_small_file_at(AT_FDCWD, path, buf, sizeof buf) >= 0 && proc_stat_parse(buf, &s) >= 0 &&
+               s.has_vsize && s.vsize == 0 && (s.state == 'S' || s.state == 'D');
 }
 
 int pidfd_open_pid(pid_t pid) {

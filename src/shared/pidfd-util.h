@@ -45,9 +45,17 @@ int pidfd_send_sig(int pidfd, int sig);
 int pidfd_open_pid(pid_t pid);
 /* Pure: the state letter of a /proc/PID/stat text ('R', 'D', ...), 0 if it has none. */
 char proc_stat_state(const char *stat);
-/* Pure: its state letter and vsize (field 23: bytes of address space, 0 once the exit released
- * it); -EBADMSG if the text has not both. */
-int proc_stat_parse(const char *stat, char *ret_state, uint64_t *ret_vsize);
+/* What a /proc/PID/stat text says, as far as it goes: the state letter, utime and stime (fields
+ * 14 and 15, clock ticks), and vsize (field 23: bytes of address space, 0 once the exit released
+ * it) if the text reaches it. */
+typedef struct ProcStat {
+        char state;
+        uint64_t utime, stime;
+        bool has_vsize;
+        uint64_t vsize;
+} ProcStat;
+/* Pure: -EBADMSG if the text does not reach stime. */
+int proc_stat_parse(const char *stat, ProcStat *ret);
 /* Whether pid, a child of ours not reaped yet (so its pid is its own), is asleep in its exit past
  * the release of its address space (vsize 0, state S or D): what is left there is the closing
  * of its files, which only a file system can make wait. False if that cannot be read. A process

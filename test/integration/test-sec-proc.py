@@ -368,6 +368,12 @@ def stuck_worker(d, pid):
     d.wait_log(rf"Worker \d+ \(crash of PID {pid}\) waits in its exit", timeout=PROMPT)
 
 
+def stop_while_stuck(env, d, stop_fuse):
+    """root_crash_then_stop(), the server having seen a FLUSH it never answered."""
+    _, said = root_crash_then_stop(env, d, stop_fuse)
+    check("flush from pid" in said, f"nobody waited for the server's FLUSH: {said.strip()!r}")
+
+
 def case_fuse_flush_pool():
     """fuse_flush_opened, where the worker and the collector that had the user's FUSE file wait in
     their exits for ever (the server answers no FLUSH): with MaxParallel=1 and SpareWorkers=0 the
@@ -404,8 +410,7 @@ def case_fuse_flush_pool():
         frames = message_frames(nxt.get("MESSAGE", b"").decode(errors="replace"))
         check(frames and "main" not in frames,  # no file of its: no name for its frames
               f"the user's next crash was traced through its files all the same: {nxt.get('MESSAGE')!r}")
-        _, said = root_crash_then_stop(env, d, stop_fuse)
-        check("flush from pid" in said, f"nobody waited for the server's FLUSH: {said.strip()!r}")
+        stop_while_stuck(env, d, stop_fuse)
         print(f"observed: with the user's worker and collector stuck in their exits, root's crashes stored at once; "
               f"the user's next crash: {why}")
     finally:
@@ -438,8 +443,7 @@ def case_fuse_flush_pool_waiting():
               f"root's crash got no worker: {error!r}\n{d.log_text()}")
         after = time.monotonic() - t
         stuck_worker(d, user_pid)
-        _, said = root_crash_then_stop(env, d, stop_fuse)
-        check("flush from pid" in said, f"nobody waited for the server's FLUSH: {said.strip()!r}")
+        stop_while_stuck(env, d, stop_fuse)
         print(f"observed: root's crash, waiting while the user's worker slept, recorded {after:.2f} s after that "
               f"worker finished (it stays stuck in its exit)")
     finally:

@@ -88,21 +88,22 @@ int main(void) {
         CHECK_EQ(proc_stat_state("42 x S"), 0);
         CHECK_EQ(proc_stat_state(""), 0);
         {
-                char state = 0;
-                uint64_t vsize = 1;
+                ProcStat st;
 
                 CHECK_EQ(proc_stat_parse("1234 (coredump-worker) S 1 1234 1234 0 -1 4194624 100 0 0 0 5 3 0 0 20 0 "
-                                         "1 0 12345 10485760 500 18446744073709551615 1 1 0 0", &state, &vsize), 0);
-                CHECK_EQ(state, 'S');
-                CHECK_EQ(vsize, 10485760);
+                                         "1 0 12345 10485760 500 18446744073709551615 1 1 0 0", &st), 0);
+                CHECK_EQ(st.state, 'S');
+                CHECK(st.has_vsize);
+                CHECK_EQ(st.vsize, 10485760);
                 /* in its exit past exit_mm(); comm made to look like the fields */
                 CHECK_EQ(proc_stat_parse("42 (x) S 1 2 3) D 1 42 42 0 -1 4194624 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0 0",
-                                         &state, &vsize), 0);
-                CHECK_EQ(state, 'D');
-                CHECK_EQ(vsize, 0);
-                CHECK_EQ(proc_stat_parse("42 (x) S 1 42 42 0 -1 4194624 0 0", &state, &vsize), -EBADMSG);
-                CHECK_EQ(proc_stat_parse("42 (x)", &state, &vsize), -EBADMSG);
-                CHECK_EQ(proc_stat_parse("", &state, &vsize), -EBADMSG);
+                                         &st), 0);
+                CHECK_EQ(st.state, 'D');
+                CHECK(st.has_vsize);
+                CHECK_EQ(st.vsize, 0);
+                CHECK_EQ(proc_stat_parse("42 (x) S 1 42 42 0 -1 4194624 0 0", &st), -EBADMSG);
+                CHECK_EQ(proc_stat_parse("42 (x)", &st), -EBADMSG);
+                CHECK_EQ(proc_stat_parse("", &st), -EBADMSG);
         }
         TESTS_DONE();
 }
