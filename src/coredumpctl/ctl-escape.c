@@ -5,36 +5,9 @@
 #include <string.h>
 
 #include "ctl-escape.h"
+#include "utf8-util.h"
 
 #define ESCAPED_BYTE_LEN 4U /* \xNN */
-
-/* The length of the valid UTF-8 sequence at p (1..4), or 0 if p does not start one. Rejects
- * overlong forms, surrogates and code points past U+10FFFF. */
-static size_t utf8_seq_len(const unsigned char *p) {
-        size_t n;
-        unsigned char lo = 0x80, hi = 0xbf;
-
-        if (p[0] < 0x80)
-                return 1;
-        if (p[0] >= 0xc2 && p[0] <= 0xdf)
-                n = 2;
-        else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-                n = 3;
-                lo = p[0] == 0xe0 ? 0xa0 : 0x80;
-                hi = p[0] == 0xed ? 0x9f : 0xbf;
-        } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-                n = 4;
-                lo = p[0] == 0xf0 ? 0x90 : 0x80;
-                hi = p[0] == 0xf4 ? 0x8f : 0xbf;
-        } else
-                return 0;
-        if (p[1] < lo || p[1] > hi)
-                return 0;
-        for (size_t i = 2; i < n; i++)
-                if (p[i] < 0x80 || p[i] > 0xbf)
-                        return 0;
-        return n;
-}
 
 /* How many bytes at p are kept as they are (0: escape the byte at p). */
 static size_t kept_len(const unsigned char *p, EscapeFlags flags) {
@@ -47,6 +20,10 @@ static size_t kept_len(const unsigned char *p, EscapeFlags flags) {
         n = utf8_seq_len(p);
         /* U+0080..U+009F: the C1 controls, encoded as 0xc2 0x80..0x9f */
         if (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)
+                return 0;
+        /* format characters (a right-to-left override reorders root's list columns; zero-width
+         * ones hide text): escaped like controls, byte by byte */
+        if (n >= 2 && unichar_is_format(utf8_decode(p, n)))
                 return 0;
         return n;
 }

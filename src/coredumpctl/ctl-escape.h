@@ -14,8 +14,9 @@ typedef enum EscapeFlags {
 /* Whether byte sequence s (NUL-terminated) holds nothing that escape_text() would change. */
 bool escape_needed(const char *s, EscapeFlags flags);
 /* A new string where C0 controls (ESC among them), DEL, C1 controls (U+0080..U+009F, which
- * terminals take as CSI, OSC, ...) and bytes that are not valid UTF-8 are written as \xNN, one per
- * byte; everything else, backslashes included, as it was. NULL on ENOMEM. */
+ * terminals take as CSI, OSC, ...), format characters (unichar_is_format(): bidirectional
+ * overrides, zero-width characters) and bytes that are not valid UTF-8 are written as \xNN, one
+ * per byte; everything else, backslashes included, as it was. NULL on ENOMEM. */
 char *escape_text(const char *s, EscapeFlags flags);
 /* Prints s escaped (as escape_text()) to f. */
 void escape_fputs(FILE *f, const char *s, EscapeFlags flags);

@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "time-util.h"
+#include "utf8-util.h"
 
 /* One log line, including prefix; longer messages are cut, never split. */
 #define LOG_LINE_MAX 2048
@@ -51,14 +52,19 @@ void log_setup_plain(void) {
 }
 
 /* A line shows what it says and nothing else: names in it (a crashed process's comm, paths)
- * are chosen by whoever crashed, so control characters (C0, DEL, and C1 as UTF-8) become '?'
- * and no escape sequence reaches a terminal or splits a journal line. */
+ * are chosen by whoever crashed, so control characters (C0, DEL, and C1 as UTF-8) and format
+ * characters (a right-to-left override, zero-width ones) become '?', one per byte, and no escape
+ * sequence reaches a terminal, splits a journal line or reorders it. */
 static void log_sanitize(char *msg) {
-        for (unsigned char *p = (unsigned char *) msg; *p; p++)
+        for (unsigned char *p = (unsigned char *) msg; *p;) {
+                size_t n = utf8_seq_len(p);
+
                 if (*p < ' ' || *p == 0x7f)
                         *p = '?';
-                else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-                        p[0] = p[1] = '?';
+                else if (n >= 2 && ((p[0] == 0xc2 && p[1] <= 0x9f) || unichar_is_format(utf8_decode(p, n))))
+                        memset(p, '?', n);
+                p += MAX(n, (size_t) 1);
+        }
 }
 
 int log_internal(int level, int error, const char *fmt, ...) {

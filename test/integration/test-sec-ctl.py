@@ -186,15 +186,17 @@ def case_journal_trust():
 
 
 def case_escapes():
-    """A crash of a program whose name carries ESC [ 2 J and a C1 CSI, with an OSC sequence among
-    its arguments: list, list --group, info and dump's header show them escaped (\\x1b...), the
-    stack trace keeps its lines, and no control byte reaches the output, from the journal or the
-    records; -F escapes on a terminal only; JSON carries the text itself, escaped the JSON way.
-    Before: the raw sequences were printed."""
+    """A crash of a program whose name carries ESC [ 2 J, a C1 CSI, a right-to-left override
+    (U+202E, which makes a terminal show the columns after it in reverse) and a zero width space,
+    with an OSC sequence among its arguments: list, list --group, info and dump's header show them
+    escaped (\\x1b..., \\xe2\\x80\\xae), the stack trace keeps its lines, and no control or format
+    character reaches the output, from the journal or the records, nor the daemon's log; -F escapes
+    on a terminal only; JSON carries the text itself, escaped the JSON way. Before: the raw
+    sequences were printed (the format characters until the third security review)."""
     env = Env()
     j = Journal(env)
     d = env.start(journal=j)
-    exe = os.path.join(env.base.encode(), b"cr\x1b[2J\xc2\x9bx")
+    exe = os.path.join(env.base.encode(), b"cr\x1b[2J\xc2\x9bx\xe2\x80\xae\xe2\x80\x8by")
     shutil.copy(CRASHER, exe)
     os.chmod(exe, 0o755)
     osc = "\x1b]0;pwned\x07"
@@ -203,12 +205,13 @@ def case_escapes():
     wait_until(lambda: any(r.get("COREDUMP_PID") == str(pid).encode() for r in read_exports(env, "record")), 20,
                "the record")
     j.entry(pid)
-    shown_exe = os.path.join(env.base, "cr\\x1b[2J\\xc2\\x9bx").encode()
+    shown_exe = os.path.join(env.base, "cr\\x1b[2J\\xc2\\x9bx\\xe2\\x80\\xae\\xe2\\x80\\x8by").encode()
+    raws = (b"\x1b", b"\x07", b"\xc2\x9b", b"\xe2\x80\xae", b"\xe2\x80\x8b")
     for src in (("-D", j.dir, "--config", env.conf), ("--config", env.conf, *ctl.no_journal(env))):
         for args in (("list",), ("list", "--group"), ("info", str(pid))):
             p = coredumpctl(*src, *args)
             ctl.ok(p, f"{args}")
-            for raw in (b"\x1b", b"\x07", b"\xc2\x9b"):
+            for raw in raws:
                 check(raw not in p.stdout and raw not in p.stderr, f"{src[0]} {args}: raw {raw!r} in\n{p.stdout!r}")
             check(shown_exe in p.stdout, f"{src[0]} {args}: the escaped name is not shown:\n{p.stdout.decode()}")
         info = coredumpctl(*src, "info", str(pid)).stdout.decode()
@@ -227,6 +230,9 @@ def case_escapes():
         rc, text = ctl.on_pty([*src, "--no-pager", "list", "-F", "COREDUMP_CMDLINE"], env={"NO_COLOR": "1"})
         check(rc == 0 and not any(c in text for c in "\x1b\x07\x9b") and "\\x1b]0;pwned\\x07" in text,
               f"-F on a terminal: {text!r}")
+    log = d.log_text().encode()
+    check(f"PID {pid}".encode() in log and not any(raw in log for raw in raws[2:]),
+          f"the daemon's log shows the crash's names raw:\n{log!r}")
     d.stop()
 
 

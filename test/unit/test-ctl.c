@@ -9,6 +9,7 @@
 #include "coredump-name.h"
 #include "ctl-corefile.h"
 #include "ctl-escape.h"
+#include "utf8-util.h"
 #include "ctl-format.h"
 #include "ctl-group.h"
 #include "json.h"
@@ -263,6 +264,34 @@ static void test_escape(void) {
         check_escape("\xed\xa0\x80", ESCAPE_DEFAULT, "\\xed\\xa0\\x80");
         check_escape("ab\xe2\x82", ESCAPE_DEFAULT, "ab\\xe2\\x82");
         check_escape("", ESCAPE_DEFAULT, "");
+        /* format characters: a right-to-left override (U+202E) and isolate (U+2067), a zero width
+         * space (U+200B), a byte order mark (U+FEFF), a soft hyphen (U+00AD), a line separator
+         * (U+2028), a tag (U+E0041); the characters beside them (U+2010 hyphen, U+2070 superscript
+         * zero, U+FEFE) stay */
+        check_escape("a\xe2\x80\xae" "b", ESCAPE_DEFAULT, "a\\xe2\\x80\\xaeb");
+        check_escape("\xe2\x81\xa7" "x\xe2\x80\x8b" "y", ESCAPE_DEFAULT, "\\xe2\\x81\\xa7x\\xe2\\x80\\x8by");
+        check_escape("\xef\xbb\xbf\xc2\xad\xe2\x80\xa8", ESCAPE_KEEP_LINES,
+                     "\\xef\\xbb\\xbf\\xc2\\xad\\xe2\\x80\\xa8");
+        check_escape("\xf3\xa0\x81\x81", ESCAPE_DEFAULT, "\\xf3\\xa0\\x81\\x81");
+        check_escape("\xe2\x80\x90\xe2\x81\xb0\xef\xbb\xbe", ESCAPE_DEFAULT, "\xe2\x80\x90\xe2\x81\xb0\xef\xbb\xbe");
+}
+
+/* Every format character of the table and none beside its ranges, against the code points python3's
+ * unicodedata classifies as Cf, Zl or Zp (spot checks at each range's edges). */
+static void test_format_chars(void) {
+        static const uint32_t format[] = { 0xad, 0x600, 0x605, 0x61c, 0x200b, 0x200f, 0x2028, 0x202e,
+                                           0x2066, 0x2069, 0x206f, 0xfeff, 0xfffb, 0x1343f, 0xe0001, 0xe007f };
+        static const uint32_t other[] = { 0x20, 0xac, 0xae, 0x5ff, 0x606, 0x200a, 0x2010, 0x2027, 0x202f,
+                                          0x2065, 0x2070, 0xfefe, 0xff00, 0xfffc, 0xe0000, 0xe0080, 0x10ffff };
+
+        for (size_t i = 0; i < ELEMENTSOF(format); i++)
+                CHECK(unichar_is_format(format[i]));
+        for (size_t i = 0; i < ELEMENTSOF(other); i++)
+                CHECK(!unichar_is_format(other[i]));
+        CHECK_EQ(utf8_seq_len((const unsigned char *) "\xe2\x80\xae"), 3);
+        CHECK(utf8_decode((const unsigned char *) "\xe2\x80\xae", 3) == 0x202e);
+        CHECK(utf8_decode((const unsigned char *) "\xf3\xa0\x81\x81", 4) == 0xe0041);
+        CHECK(utf8_decode((const unsigned char *) "\xc2\xad", 2) == 0xad);
 }
 
 static void test_name_parse(void) {
@@ -324,6 +353,7 @@ int main(void) {
         test_signature();
         test_names();
         test_escape();
+        test_format_chars();
         test_name_parse();
         test_corefile_of_entry();
         TESTS_DONE();
