@@ -52,8 +52,10 @@ static Entry *find_in_journal(Entry **index, size_t n, const Entry *r) {
         /* bsearch lands on one of possibly several equal keys */
         while (hit > index && cmp_key(hit[-1], r) == 0)
                 hit--;
+        /* an entry whose file the local journald did not write neither takes over a record
+         * coredumpd wrote here nor hides it: both are listed */
         for (; hit < index + n && cmp_key(*hit, r) == 0; hit++)
-                if (same_crash(*hit, r))
+                if (!(*hit)->foreign && same_crash(*hit, r))
                         return *hit;
         return NULL;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* An entry's COREFILE state (present, missing, inaccessible, ...): where its core is, whether it is
- * that crash's core at all, and whether the invoking user may read it. Opens it O_PATH, stats and
- * access()-checks it; never reads it. */
+ * that crash's core at all, in a store the configuration names, and whether the invoking user may
+ * read it; and the one descriptor dump and debug read it through. Opens only names directly in a
+ * store directory, without following a symlink; reads nothing. */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,30 +11,106 @@
 #include "coredump-name.h"
 #include "ctl-corefile.h"
 #include "ctl-format.h"
+#include "fd-util.h"
 #include "parse-util.h"
 
-static void analyze_file(CoreFile *c) {
-        _cleanup_close_ int fd = open(c->path, O_PATH | O_CLOEXEC);
+/* The length of dir without the slashes at its end. */
+static size_t dir_len(const char *dir, size_t len) {
+        while (len > 1 && dir[len - 1] == '/')
+                len--;
+        return len;
+}
+
+static bool same_dir(const char *x, size_t xl, const char *y) {
+        xl = dir_len(x, xl);
+        return xl == dir_len(y, strlen(y)) && memcmp(x, y, xl) == 0;
+}
+
+/* The store directory the entry's file name (as the entry gives it, not under --root) is directly
+ * in, opened O_PATH: the configuration's Directory= (or --storage=, a path of this machine), or
+ * systemd-coredump's, character for character as the collector wrote it; under --root resolved
+ * inside that tree. Root owns it (or the caller does) and no one else can write to it, so nobody
+ * but its owner puts a name there. -EREMOTE: the name is in no store. */
+static int open_store(const CtlArgs *a, const char *filename, size_t dlen) {
+        _cleanup_close_ int fd = -EBADF;
+        char store[PATH_MAX];
+        struct stat st;
+        Config c;
+
+        if (a->storage) {
+                char rooted[PATH_MAX];
+
+                /* --storage= is a path here: compared with the entry's under --root */
+                if (ctl_root_path(a, filename, rooted, sizeof rooted) < 0 ||
+                    !same_dir(rooted, strlen(rooted) - strlen(filename) + dlen, a->storage))
+                        return -EREMOTE;
+                fd = open(a->storage, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        } else {
+                if (ctl_load_config(a, &c) < 0)
+                        return -EREMOTE;
+                if (same_dir(filename, dlen, c.directory))
+                        snprintf(store, sizeof store, "%s", c.directory);
+                else if (same_dir(filename, dlen, SYSTEMD_COREDUMP_DIR))
+                        snprintf(store, sizeof store, "%s", SYSTEMD_COREDUMP_DIR);
+                else
+                        return -EREMOTE;
+                fd = fd_open_beneath(a->root, store);
+        }
+        if (fd < 0)
+                return fd == -ENOENT ? -ENOENT : -EREMOTE;
+        if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+            (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return -EREMOTE;
+        return TAKE_FD(fd);
+}
+
+/* The file the entry names, opened with flags (O_PATH, or O_RDONLY) directly in its store without
+ * following a symlink: -EREMOTE if it is in no store, else the open's error. */
+static int open_in_store(const CtlArgs *a, const Entry *e, int flags) {
+        _cleanup_free_ char *filename = entry_dup(e, "COREDUMP_FILENAME");
+        _cleanup_close_ int dfd = -EBADF;
+        const char *slash;
+        int fd;
+
+        if (!filename || !(slash = strrchr(filename, '/')) || slash == filename)
+                return -EREMOTE;
+        dfd = open_store(a, filename, (size_t) (slash - filename));
+        if (dfd < 0)
+                return dfd;
+        fd = openat(dfd, slash + 1, flags | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+static void analyze_file(const CtlArgs *a, const Entry *e, CoreFile *c) {
+        _cleanup_close_ int fd = open_in_store(a, e, O_PATH);
         struct stat st;
         char proc[64];
+        int r;
 
         c->size = UINT64_MAX;
-        if (fd < 0 && errno == ENOENT) {
+        if (fd == -EREMOTE) {
+                c->state = "error";
+                c->color = ansi_red();
+                c->outside_store = true;
+                return;
+        }
+        if (fd == -ENOENT) {
                 c->state = "missing";
                 c->color = ansi_grey();
                 return;
         }
-        if (fd >= 0) {
+        r = fd < 0 ? fd : 0;
+        if (r == 0) {
                 snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
                 if (access(proc, R_OK) < 0)
-                        fd = safe_close(fd);
+                        r = negative_errno();
         }
-        if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+        if (r == -EACCES || r == -EPERM) {
                 c->state = "inaccessible";
                 c->color = ansi_yellow();
                 return;
         }
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        if (r < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
                 c->state = "error";
                 c->color = ansi_red();
                 return;
@@ -41,6 +118,23 @@ static void analyze_file(CoreFile *c) {
         c->state = "present";
         c->color = NULL;
         c->size = (uint64_t) st.st_size;
+}
+
+int corefile_open(const CtlArgs *a, const Entry *e) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        /* O_NONBLOCK: a FIFO put there since it was looked at does not block the open */
+        fd = open_in_store(a, e, O_RDONLY | O_NONBLOCK);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        if (fd_set_nonblock(fd, false) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
 }
 
 bool corefile_of_entry(const Entry *e, const char *path) {
@@ -58,33 +152,13 @@ bool corefile_of_entry(const Entry *e, const char *path) {
         return !boot || strcmp(boot, n.boot_id) == 0;
 }
 
-/* This machine's id (under --root, that tree's), or "" where it cannot be read. */
-static void local_machine_id(const CtlArgs *a, char buf[MACHINE_ID_HEX + 1]) {
-        /* one root per run: read once */
-        static char cached[MACHINE_ID_HEX + 1];
-        static bool read_once;
-        char path[PATH_MAX];
-        _cleanup_close_ int fd = -EBADF;
-        ssize_t n;
-
-        if (!read_once) {
-                read_once = true;
-                if (ctl_root_path(a, "/etc/machine-id", path, sizeof path) >= 0 &&
-                    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) >= 0) {
-                        n = read(fd, cached, MACHINE_ID_HEX);
-                        cached[n == (ssize_t) MACHINE_ID_HEX ? MACHINE_ID_HEX : 0] = 0;
-                }
-        }
-        memcpy(buf, cached, sizeof cached);
-}
-
 bool entry_from_other_machine(const CtlArgs *a, const Entry *e) {
         _cleanup_free_ char *id = entry_dup(e, "_MACHINE_ID");
         char local[MACHINE_ID_HEX + 1];
 
         if (!id)
                 return false;
-        local_machine_id(a, local);
+        ctl_local_machine_id(a, local);
         return local[0] && strcmp(id, local) != 0;
 }
 
@@ -94,13 +168,14 @@ void corefile_analyze(const CtlArgs *a, const Entry *e, CoreFile *ret) {
 
         *ret = (CoreFile) { .size = UINT64_MAX };
         if (filename && ctl_root_path(a, filename, ret->path, sizeof ret->path) >= 0) {
-                if (entry_from_other_machine(a, e)) {
-                        /* its file is that machine's: a file of that name here is another core
-                         * (an entry can name one of ours), never opened */
+                if (e->foreign || entry_from_other_machine(a, e)) {
+                        /* its file is that machine's (or the journal file's writer named it): a
+                         * file of that name here is another core (an entry can name one of ours),
+                         * never opened */
                         ret->state = "remote";
                         ret->color = ansi_grey();
                 } else if (corefile_of_entry(e, ret->path))
-                        analyze_file(ret);
+                        analyze_file(a, e, ret);
                 else {
                         ret->state = "error";
                         ret->color = ansi_red();

@@ -102,19 +102,28 @@ static int delete_file(const CtlArgs *a, const char *path, bool *deleted) {
         return 0;
 }
 
-/* The entry's core, if it names one: only the core of that very crash (see corefile_of_entry()). */
+/* The entry's core, if it names one: only the core of that very crash (see corefile_of_entry()),
+ * in a store (corefile_analyze()), of an entry this machine's journald or coredumpd wrote. */
 static int delete_core(const CtlArgs *a, const Entry *e, bool *deleted) {
         _cleanup_free_ char *core = entry_dup(e, "COREDUMP_FILENAME"), *shown = NULL;
-        char path[PATH_MAX];
+        CoreFile cf;
 
         *deleted = false;
         if (!core)
                 return 0;
-        if (ctl_root_path(a, core, path, sizeof path) >= 0 && corefile_of_entry(e, path))
-                return delete_file(a, path, deleted);
         shown = escape_text(core, ESCAPE_DEFAULT);
-        return log_error_errno(-EINVAL, "%s is not the core of PID %llu's crash by its name, not deleting it.",
-                               shown ?: "?", (unsigned long long) e->pid);
+        if (e->foreign || entry_from_other_machine(a, e))
+                return log_error_errno(-EREMOTE, "The entry of PID %llu's crash comes from another machine or from a "
+                                       "journal file the local journald did not write: not deleting %s.",
+                                       (unsigned long long) e->pid, shown ?: "?");
+        corefile_analyze(a, e, &cf);
+        if (cf.foreign)
+                return log_error_errno(-EINVAL, "%s is not the core of PID %llu's crash by its name, not deleting it.",
+                                       shown ?: "?", (unsigned long long) e->pid);
+        if (cf.outside_store)
+                return log_error_errno(-EINVAL, "%s is not in a store the configuration names, not deleting it.",
+                                       shown ?: "?");
+        return delete_file(a, cf.path, deleted);
 }
 
 int verb_delete(const CtlArgs *a, const EntryList *l) {

@@ -30,13 +30,17 @@ static int save_core(const CtlArgs *a, const Entry *e, const CoreFile *cf, int o
         if (cf->path[0]) {
                 _cleanup_free_ char *shown = escape_text(cf->path, ESCAPE_DEFAULT);
 
-                assert(!cf->foreign);
+                assert(!cf->foreign && !cf->outside_store);
                 if (!decompress_supported(cf->path))
                         return log_error_errno(-EOPNOTSUPP, "Cannot decompress %s: this coredumpctl was built without lz4 support.",
                                                shown ?: "the core");
-                fd = open(cf->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                /* the one open: what is read is the regular file found in the store then, whatever
+                 * is renamed over its name later */
+                fd = corefile_open(a, e);
+                if (fd == -EBADFD)
+                        return log_error_errno(fd, "Cannot use %s: not a regular file", shown ?: "the core");
                 if (fd < 0)
-                        return log_error_errno(negative_errno(), "Failed to open %s: %m", shown ?: "the core");
+                        return log_error_errno(fd, "Failed to open %s: %m", shown ?: "the core");
                 r = decompress_core(cf->path, fd, out_fd, true);
                 if (r < 0)
                         return log_error_errno(r, "Failed to decompress %s: %m", shown ?: "the core");
@@ -63,13 +67,22 @@ static int core_elsewhere(const Entry *e, const char *path) {
 }
 
 /* Whether the entry has a core we can read at all; a clear error if not. */
-static int check_core(const Entry *e, const CoreFile *cf) {
+static int check_core(const CtlArgs *a, const Entry *e, const CoreFile *cf) {
         if (cf->path[0]) {
                 _cleanup_free_ char *shown = escape_text(cf->path, ESCAPE_DEFAULT);
                 const char *p = shown ?: "the core";
 
                 if (cf->foreign)
                         return log_error_errno(-EPERM, "Not using \"%s\": by its name it is not the core of PID %llu's crash.",
+                                               p, (unsigned long long) e->pid);
+                if (cf->outside_store)
+                        return log_error_errno(-EPERM, "Not using \"%s\": it is not in a store the configuration names "
+                                               "(Directory=, or systemd-coredump's " SYSTEMD_COREDUMP_DIR "), or that store "
+                                               "is writable by others than its owner.", p);
+                if (strcmp(cf->state, "remote") == 0 && e->foreign && !entry_from_other_machine(a, e))
+                        return log_error_errno(-EREMOTE, "Not using \"%s\": the entry of PID %llu's crash comes from a "
+                                               "journal file the local journald did not write (-D, --file, or another "
+                                               "machine's or a container's journal), which names no file here.",
                                                p, (unsigned long long) e->pid);
                 if (strcmp(cf->state, "remote") == 0)
                         return core_elsewhere(e, p);
@@ -97,7 +110,7 @@ int verb_dump(const CtlArgs *a, const EntryList *l) {
         show_info_entry(a, a->output ? stdout : stderr, e, false);
         fflush(stdout);
         corefile_analyze(a, e, &cf);
-        r = check_core(e, &cf);
+        r = check_core(a, e, &cf);
         if (r < 0)
                 return r;
         if (a->output) {
@@ -229,7 +242,7 @@ int verb_debug(const CtlArgs *a, const EntryList *l) {
         sysroot_of(a, e, sysroot, sizeof sysroot);
         snprintf(exe_path, sizeof exe_path, "%s%s", a->root ? a->root : sysroot, exe);
         corefile_analyze(a, e, &cf);
-        r = check_core(e, &cf);
+        r = check_core(a, e, &cf);
         if (r < 0)
                 return r;
         tmp = open_unnamed_tmp();

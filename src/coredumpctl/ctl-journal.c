@@ -7,39 +7,12 @@
 
 #include "ctl-corefile.h"
 #include "ctl-escape.h"
+#include "ctl-journal-files.h"
 #include "ctl-source.h"
 #include "log.h"
 #include "parse-util.h"
 #include "record-fields.h"
 #include "uid-class.h"
-
-static void journal_closep(sd_journal **j) {
-        if (*j)
-                sd_journal_close(*j);
-}
-
-static int journal_open(const CtlArgs *a, sd_journal **ret) {
-        int r;
-
-        if (a->directory) {
-                r = sd_journal_open_directory(ret, a->directory, 0);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to open journals in directory: %s: %m", a->directory);
-        } else if (a->root) {
-                r = sd_journal_open_directory(ret, a->root, SD_JOURNAL_OS_ROOT);
-                if (r < 0) /* an OS tree without journal files: its records are still worth reading */
-                        return log_debug_errno(r, "No journal under %s: %m", a->root), 0;
-        } else if (a->n_files > 0) {
-                r = sd_journal_open_files(ret, (const char **) a->files, 0);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to open journal files: %m");
-        } else {
-                r = sd_journal_open(ret, a->all ? 0 : SD_JOURNAL_LOCAL_ONLY);
-                if (r < 0)
-                        return log_debug_errno(r, "Failed to open the journal: %m"), 0;
-        }
-        return 1;
-}
 
 static int add_matches(sd_journal *j, const MatchSet *m) {
         int r;
@@ -164,14 +137,8 @@ static void announced_add(const char *machine, const char *uid) {
         announced[n_announced++].uid = (uid_t) u;
 }
 
-static void announced_load(const CtlArgs *a) {
-        _cleanup_(journal_closep) sd_journal *j = NULL;
-        static bool loaded;
-
-        if (loaded)
-                return;
-        loaded = true;
-        if (journal_open(a, &j) <= 0 || sd_journal_add_match(j, "MESSAGE_ID=" MESSAGE_COREDUMP_WORKERS_STR, 0) < 0 ||
+static void announced_load_from(sd_journal *j) {
+        if (sd_journal_add_match(j, "MESSAGE_ID=" MESSAGE_COREDUMP_WORKERS_STR, 0) < 0 ||
             sd_journal_add_match(j, "_UID=0", 0) < 0) /* root said it: the only word taken */
                 return;
         while (sd_journal_next(j) > 0) {
@@ -183,10 +150,27 @@ static void announced_load(const CtlArgs *a) {
         }
 }
 
-/* An entry from another machine (systemd-journal-remote's) was written by a uid of that machine,
- * which says nothing about this one's users: believed if that machine's coredumpd, as root,
- * announced the writer as its workers' uid (a service account there running a collector by hand
- * is not). */
+static void announced_load(const CtlArgs *a) {
+        static bool loaded;
+        bool foreign;
+
+        if (loaded)
+                return;
+        loaded = true;
+        for (unsigned i = 0;; i++) {
+                _cleanup_(journal_closep) sd_journal *j = NULL;
+
+                if (journal_open_nth(a, i, &j, &foreign) <= 0)
+                        return;
+                announced_load_from(j);
+        }
+}
+
+/* An entry from another machine (systemd-journal-remote's), or from any file the local journald
+ * did not write, was written by a uid of that machine, which says nothing about this one's users:
+ * believed if that machine's coredumpd, as root, announced the writer as its workers' uid (a
+ * service account there running a collector by hand is not). Such an entry never names a file
+ * here (ctl-corefile.c), so believing it only lists it. */
 static bool remote_worker(const CtlArgs *a, const Entry *e, uint64_t writer) {
         _cleanup_free_ char *machine = entry_dup(e, "_MACHINE_ID");
 
@@ -209,15 +193,16 @@ static bool remote_worker(const CtlArgs *a, const Entry *e, uint64_t writer) {
  *     process running as nobody or a recycled DynamicUser= uid is not believed about them);
  *   our WorkerUser= about a regular user's crash (one that changed credentials, whose dump is not the
  *     user's): only if a record of the same crash confirms it (see collect_entries()).
- * An entry without _UID was not logged by a local process (the kernel, audit, an imported file the
- * caller chose to read) and is believed as such; one from another machine, see remote_worker(). */
+ * An entry without _UID was not logged by a local process (the kernel, audit) and is believed as
+ * such; one from another machine or from a file the local journald did not write (e->foreign), see
+ * remote_worker(): there _UID is whatever the file's writer put, and no uid of this machine. */
 static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
         _cleanup_free_ char *w = entry_dup(e, "_UID"), *c = entry_dup(e, "COREDUMP_UID");
         uint64_t writer, crashed;
         uid_t ours, systemds;
 
         if (!w)
-                return TRUST_FULL;
+                return TRUST_FULL; /* for a foreign entry: believed as another machine's, see judge_entry() */
         if (parse_uint64(w, &writer) < 0)
                 return TRUST_NONE;
         if (writer == 0)
@@ -229,7 +214,7 @@ static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
         if (writer == crashed && uid_is_personal((uid_t) crashed))
                 return TRUST_FULL;
         /* no record of that machine is here to confirm a worker's word about a regular user */
-        if (entry_from_other_machine(a, e))
+        if (e->foreign || entry_from_other_machine(a, e))
                 return remote_worker(a, e, writer) && !uid_is_personal((uid_t) crashed) ? TRUST_FULL : TRUST_NONE;
         collectors(a, &ours, &systemds);
         if (writer != ours && writer != systemds)
@@ -239,7 +224,7 @@ static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
         return writer == ours ? TRUST_IF_RECORDED : TRUST_NONE;
 }
 
-static int read_entry(sd_journal *j, CollectMode mode, const CtlArgs *a, Entry *e) {
+static int read_entry(sd_journal *j, CollectMode mode, const CtlArgs *a, unsigned source, bool foreign, Entry *e) {
         const void *d;
         size_t l;
         int r;
@@ -253,6 +238,8 @@ static int read_entry(sd_journal *j, CollectMode mode, const CtlArgs *a, Entry *
                         return r;
         }
         e->sources = SOURCE_JOURNAL;
+        e->journal_set = source;
+        e->foreign = foreign;
         if (e->core_in_journal) {
                 r = sd_journal_get_cursor(j, &e->cursor);
                 if (r < 0)
@@ -273,18 +260,17 @@ static int judge_entry(const CtlArgs *a, Entry *e) {
                           (unsigned long long) e->pid, w && !escape_needed(w, ESCAPE_DEFAULT) ? w : "?");
                 return -EPERM;
         }
-        e->writer_root = !w || (parse_uint64(w, &writer) >= 0 && writer == 0);
+        /* root of this machine: what its journald says, never what another file's writer put */
+        e->writer_root = !e->foreign && (!w || (parse_uint64(w, &writer) >= 0 && writer == 0));
         e->needs_record = t == TRUST_IF_RECORDED;
         return 0;
 }
 
-int source_journal(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryList *out) {
-        _cleanup_(journal_closep) sd_journal *j = NULL;
+/* The coredump entries of one set of journal files (journal_open_nth()) into out. */
+static int source_journal_set(const CtlArgs *a, const MatchSet *m, CollectMode mode, sd_journal *j, unsigned index,
+                              bool foreign, EntryList *out) {
         int r;
 
-        r = journal_open(a, &j);
-        if (r <= 0)
-                return r;
         r = add_matches(j, m);
         if (r < 0)
                 return r;
@@ -301,7 +287,7 @@ int source_journal(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryL
                 e = entry_list_add(out);
                 if (!e)
                         return log_error_errno(-ENOMEM, "Too many coredump entries or out of memory");
-                r = read_entry(j, mode, a, e);
+                r = read_entry(j, mode, a, index, foreign, e);
                 if (r < 0)
                         log_warning_errno(r, "Skipping an unreadable journal entry: %m");
                 else
@@ -313,20 +299,38 @@ int source_journal(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryL
         }
 }
 
+int source_journal(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryList *out) {
+        for (unsigned i = 0;; i++) {
+                _cleanup_(journal_closep) sd_journal *j = NULL;
+                bool foreign;
+                int r;
+
+                r = journal_open_nth(a, i, &j, &foreign);
+                if (r <= 0)
+                        return r;
+                r = source_journal_set(a, m, mode, j, i, foreign, out);
+                if (r < 0)
+                        return r;
+        }
+}
+
 int journal_read_core(const CtlArgs *a, const Entry *e, void **ret, size_t *ret_len) {
         _cleanup_(journal_closep) sd_journal *j = NULL;
+        bool foreign;
         const void *d;
         size_t l;
         int r;
 
         if (!e->cursor)
                 return -ENOENT;
-        r = journal_open(a, &j);
+        r = journal_open_nth(a, e->journal_set, &j, &foreign);
         if (r <= 0)
                 return r < 0 ? r : -ENOENT;
         r = sd_journal_seek_cursor(j, e->cursor);
         if (r >= 0)
                 r = sd_journal_next(j);
+        if (r > 0) /* the seek lands next to a cursor that is gone: then it is another entry */
+                r = sd_journal_test_cursor(j, e->cursor);
         if (r == 0)
                 r = -ESTALE;
         if (r < 0)

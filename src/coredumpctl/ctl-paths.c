@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Paths under --root: the configuration (coredump.conf and drop-ins) and the storage directory.
- * Reads configuration files only, with the invoking user's privileges. */
+/* Paths under --root: the configuration (coredump.conf and drop-ins), the storage directory, the
+ * machine id. Reads configuration files and /etc/machine-id only, with the invoking user's
+ * privileges. */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "build-config.h"
 #include "ctl.h"
@@ -54,4 +57,23 @@ int ctl_storage_dir(const CtlArgs *a, char *buf, size_t size) {
                 return r;
         r = ctl_root_path(a, c.directory, buf, size);
         return r < 0 ? log_error_errno(r, "Invalid storage directory %s: %m", c.directory) : 0;
+}
+
+void ctl_local_machine_id(const CtlArgs *a, char buf[MACHINE_ID_HEX + 1]) {
+        /* one root per run: read once */
+        static char cached[MACHINE_ID_HEX + 1];
+        static bool read_once;
+        char path[PATH_MAX];
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        if (!read_once) {
+                read_once = true;
+                if (ctl_root_path(a, "/etc/machine-id", path, sizeof path) >= 0 &&
+                    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) >= 0) {
+                        n = read(fd, cached, MACHINE_ID_HEX);
+                        cached[n == (ssize_t) MACHINE_ID_HEX ? MACHINE_ID_HEX : 0] = 0;
+                }
+        }
+        memcpy(buf, cached, sizeof cached);
 }

@@ -15,7 +15,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/openat2.h>
 
 #include "build-config.h"
 #include "ctl-symbolize.h"
@@ -228,27 +227,6 @@ static void note_error(SymModule *m, int fd) {
                 m->error = fd;
 }
 
-/* The module's path under root (NULL: /) as an O_PATH descriptor, never leaving root: openat2()
- * resolves "..", and absolute symlinks, inside it; where openat2 is missing or filtered, one
- * component at a time with no ".." and no symlink. O_PATH opens nothing: a FIFO does not block. */
-static int open_beneath(const char *root, const char *path) {
-        _cleanup_close_ int rfd = open(root ?: "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        struct open_how how = {
-                .flags = O_PATH | O_CLOEXEC,
-                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-        };
-        int fd;
-
-        if (rfd < 0)
-                return negative_errno();
-        fd = (int) syscall(SYS_openat2, rfd, path, &how, sizeof how);
-        if (fd >= 0)
-                return fd;
-        if (errno != ENOSYS && errno != EPERM)
-                return negative_errno();
-        return fd_walk_beneath(rfd, path);
-}
-
 /* Whether root may parse the file: a regular file of root's or the caller's that no one else can
  * write (a user's entry names any file: one the user can write has whatever build-id and DWARF
  * the user chose, and can be truncated under libelf), and not larger than we read. The directories
@@ -268,7 +246,7 @@ static int open_local(SymModule *m, char **file_name, Elf **elfp) {
         Elf *elf;
         int n;
 
-        pfd = open_beneath(m->root, m->path);
+        pfd = fd_open_beneath(m->root, m->path);
         if (pfd < 0 || fstat(pfd, &st) < 0 || !trusted_file(&st))
                 return -1;
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);

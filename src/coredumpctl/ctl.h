@@ -57,3 +57,8 @@ int ctl_storage_dir(const CtlArgs *a, char *buf, size_t size);
 int ctl_load_config(const CtlArgs *a, Config *ret);
 /* Joins --root and an absolute path ("/x" if no root). */
 int ctl_root_path(const CtlArgs *a, const char *path, char *buf, size_t size);
+
+/* A machine id: 128 bits in hex, as /etc/machine-id and _MACHINE_ID hold it. */
+#define MACHINE_ID_HEX 32U
+/* This machine's id (under --root, that tree's), or "" where it cannot be read. */
+void ctl_local_machine_id(const CtlArgs *a, char buf[MACHINE_ID_HEX + 1]);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Descriptor helpers: full reads and writes, a small file below a dirfd, closing all but some fds,
- * O_NONBLOCK, a path beneath a directory without symlinks. Shared by every program: reads or writes only the fds and paths it is given. */
+ * O_NONBLOCK, a path beneath a directory without symlinks or never leaving it. Shared by every
+ * program: reads or writes only the fds and paths it is given. */
 #include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <linux/openat2.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,4 +152,22 @@ int fd_walk_beneath(int root, const char *path) {
                 if (S_ISLNK(st.st_mode))
                         return -ELOOP;
         }
+}
+
+int fd_open_beneath(const char *root, const char *path) {
+        _cleanup_close_ int rfd = open(root ?: "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct open_how how = {
+                .flags = O_PATH | O_CLOEXEC,
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd;
+
+        if (rfd < 0)
+                return negative_errno();
+        fd = (int) syscall(SYS_openat2, rfd, path, &how, sizeof how);
+        if (fd >= 0)
+                return fd;
+        if (errno != ENOSYS && errno != EPERM)
+                return negative_errno();
+        return fd_walk_beneath(rfd, path);
 }

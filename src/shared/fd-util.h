@@ -23,3 +23,7 @@ int fd_set_nonblock(int fd, bool nonblock);
  * (-ELOOP), no ".." (-EXDEV): openat2(RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS) where openat2 is
  * missing or filtered. */
 int fd_walk_beneath(int root, const char *path);
+/* path under root (NULL: /) as an O_PATH descriptor, never leaving root: openat2() resolves "..",
+ * and absolute symlinks, inside it; where openat2 is missing or filtered, fd_walk_beneath(). O_PATH
+ * opens nothing: a FIFO does not block, a device is not opened. */
+int fd_open_beneath(const char *root, const char *path);

@@ -347,12 +347,16 @@ class Journal:
                                          stdout=lf, stderr=subprocess.STDOUT)
         _restore.append((self.stop, f"journald {self.proc.pid}"))
         self.ns = f"/proc/{self.proc.pid}/ns/mnt"
-        self.dir = os.path.join(dirs["jlog"], read_file(MACHINE_ID))
+        self.root = dirs["jlog"]  # what journald sees as /var/log/journal
+        self.dir = os.path.join(self.root, read_file(MACHINE_ID))
         self._wait(os.path.join(dirs["jrun"], "journal", "socket"))
         # journald binds its sockets before it takes SIGUSR1 (signalfd): sent earlier, the signal kills it
         wait_until(lambda: self._catches(signal.SIGUSR1), 10, lambda: f"journald to handle SIGUSR1:\n{read_file(self.log)}")
         os.kill(self.proc.pid, signal.SIGUSR1)  # write to the persistent directory from now on
         self._wait(os.path.join(self.dir, "system.journal"))
+
+    def __repr__(self):
+        return f"the journal in {self.root}"
 
     def _catches(self, sig):
         """Whether journald takes sig (blocked for its signalfd, or caught), failing if it died."""
@@ -608,11 +612,28 @@ def run_cases(cases):
     print(f"PASS: {name}")
 
 
-def coredumpctl(*args, user=None, tool=None, stdin=None, stdout=subprocess.PIPE, env=None, timeout=300):
-    """Runs our coredumpctl (or tool), as user if given; text output, never a pager."""
-    cmd = [tool or COREDUMPCTL, "--no-pager", *args]
+def ctl_command(args, user=None, tool=None):
+    """The command line of our coredumpctl (or tool) with args, as user if given. A Journal among
+    args stands for that journald's journal read as the local journald's: the command runs in a
+    mount namespace of its own with the journal's directory on /var/log/journal (and nothing on
+    /run/log/journal), where coredumpctl finds it as /var/log/journal/MACHINE_ID, the local
+    journald's own, without -D (with -D the files would be another writer's, whose entries name no
+    file here). That journald may have stopped."""
+    journals = [a for a in args if isinstance(a, Journal)]
+    cmd = [tool or COREDUMPCTL, "--no-pager", *(a for a in args if not isinstance(a, Journal))]
     if user:
         cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", *cmd]
+    if journals:
+        mounts = ('mount --bind "$1" /var/log/journal && { [ ! -d /run/log ] || mount -t tmpfs tmpfs /run/log; } && '
+                  'shift && exec "$@"')
+        cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", mounts, "sh", journals[0].root, *cmd]
+    return cmd
+
+
+def coredumpctl(*args, user=None, tool=None, stdin=None, stdout=subprocess.PIPE, env=None, timeout=300):
+    """Runs our coredumpctl (or tool), as user if given; text output, never a pager. See
+    ctl_command() for a Journal among args."""
+    cmd = ctl_command(args, user, tool)
     # no debuginfod lookups (network) unless a test asks for them
     e = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGINFOD_")}
     e.update({"TZ": "UTC", "LC_ALL": "C.UTF-8", "SYSTEMD_COLORS": "0"})

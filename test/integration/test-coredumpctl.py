@@ -12,7 +12,7 @@ import shutil
 import signal
 import subprocess
 
-from cdtest import (COREDUMP_MESSAGE_ID, COREDUMPCTL, CRASHER, Env, Journal, check, coredumpctl, crash, elf_core_info,
+from cdtest import (COREDUMP_MESSAGE_ID, CRASHER, Env, Journal, check, coredumpctl, crash, ctl_command, elf_core_info,
                     read_exports, run_cases, systemd_coredumpctl, test_user, USER_PYTHON, wait_until)
 
 LIST_KEYS = {"time", "pid", "uid", "gid", "sig", "corefile", "exe", "size"}
@@ -93,30 +93,32 @@ def case_journal():
             crash_and_wait(env, 2, "segv", user=user, exe=exe)]
     for pid in pids:  # the entry is written after the record
         j.entry(pid)
-    D = ("-D", j.dir)
+    # the journal as the local journald's (ctl_command()); ours finds the store through --storage=,
+    # which also merges the records of the same crashes
+    D, O = (j,), (j, "--storage", env.store)
     for args in (("list",), ("list", "--json=short"), ("--json=pretty", "list"), ("list", "--no-legend"),
                  ("list", "-r", "-n", "2"), ("-1",), ("list", "-F", "COREDUMP_EXE"), ("list", exe),
                  ("list", "crasher"), ("list", str(pids[1])), ("list", "COREDUMP_UID=" + str(user.pw_uid))):
-        ours, theirs = coredumpctl(*D, *args), coredumpctl(*D, *args, tool=systemd)
+        ours, theirs = coredumpctl(*O, *args), coredumpctl(*D, *args, tool=systemd)
         check(ours.stdout == theirs.stdout and ours.returncode == theirs.returncode,
               f"{args}: ours (exit {ours.returncode}):\n{ours.stdout.decode()}\n"
               f"systemd's (exit {theirs.returncode}):\n{theirs.stdout.decode()}")
-    listed = ok(coredumpctl(*D, "list"), "list")
+    listed = ok(coredumpctl(*O, "list"), "list")
     check(len(rows(listed)) == 3 and all(" present " in r for r in rows(listed)), f"list:\n{listed}")
-    data = json.loads(ok(coredumpctl(*D, "list", "--json=short"), "json"))
+    data = json.loads(ok(coredumpctl(*O, "list", "--json=short"), "json"))
     check([e["pid"] for e in data] == pids and all(set(e) == LIST_KEYS for e in data), f"json: {data}")
     for e in data:
         check(e["size"] == os.path.getsize(core_of(env, e["pid"])) and e["corefile"] == "present", f"json row {e}")
     check(data[1]["sig"] == 6 and data[2]["uid"] == user.pw_uid, f"json: {data}")
-    check(ok(coredumpctl(*D, "list", "-F", "COREDUMP_EXE"), "-F").splitlines() == [exe] * 3, "-F COREDUMP_EXE")
+    check(ok(coredumpctl(*O, "list", "-F", "COREDUMP_EXE"), "-F").splitlines() == [exe] * 3, "-F COREDUMP_EXE")
     for pid in pids:
-        ours = ok(coredumpctl(*D, "info", str(pid)), "info")
+        ours = ok(coredumpctl(*O, "info", str(pid)), "info")
         theirs = ok(coredumpctl(*D, "info", str(pid), tool=systemd), "systemd info")
         # ours adds TID, and Debug Info where frames have no name (DEBUGINFOD_URLS would look them up)
         check(without(ours, "TID", "Timestamp", "Debug Info") == without(theirs, "Timestamp"),
               f"info:\n{ours}\nsystemd's:\n{theirs}")
         check(f"TID: {pid}" in ours and f"Storage: {core_of(env, pid)} (present)" in ours, f"info:\n{ours}")
-        a = check_dump(D, pid, env, "ours")
+        a = check_dump(O, pid, env, "ours")
         b = os.path.join(env.base, f"dump-{pid}-systemd.core")
         ok(coredumpctl(*D, "dump", str(pid), "-o", b, tool=systemd), "systemd dump")
         check(open(a, "rb").read() == open(b, "rb").read(), "dumps differ from systemd's")
@@ -158,10 +160,11 @@ def case_mix():
         j.entry(pid)
     j.stop()
     later = crash_and_wait(env, 2)
-    args = ("-D", j.dir, "--storage", env.store)
+    args = (j, "--storage", env.store)
     data = json.loads(ok(coredumpctl(*args, "list", "--json=short"), "json"))
     check([e["pid"] for e in data] == first + [later], f"merged list: {data}")
-    journal_only = json.loads(ok(coredumpctl("-D", j.dir, "list", "--json=short"), "journal only"))
+    journal_only = json.loads(ok(coredumpctl(j, "--storage", os.path.join(env.base, "no-store"), "list", "--json=short"),
+                                 "journal only"))
     check([e["pid"] for e in journal_only] == first, f"journal: {journal_only}")
     info = ok(coredumpctl(*args, "info", str(later)), "info of the record-only crash")
     check(f"Storage: {core_of(env, later)} (present)" in info, f"info:\n{info}")
@@ -267,7 +270,7 @@ def case_user():
     user_pids = [crash_and_wait(env, 2, user=user, exe=exe), crash_and_wait(env, 3, user=user, exe=exe)]
     for pid in root_pids + user_pids:
         j.entry(pid)
-    U = ("-D", j.dir, "--storage", env.store, "--control", env.control)
+    U = (j, "--storage", env.store, "--control", env.control)
     seen = json.loads(ok(coredumpctl(*U, "--json=short", "list", user=user), "user list"))
     check([e["pid"] for e in seen] == user_pids and all(e["corefile"] == "present" for e in seen), f"user sees {seen}")
     fails(coredumpctl(*U, "delete", str(root_pids[0]), user=user), "user deleting root's crash", "No coredumps found.")
@@ -315,7 +318,7 @@ def case_forged():
     j.entry(real)
     wait_until(lambda: len([e for e in j.entries("MESSAGE_ID=" + COREDUMP_MESSAGE_ID)
                             if e.get("COREDUMP_COMM") == b"forged"]) >= 2, 30, "the two forged entries in the journal")
-    A = ("-D", j.dir, "--config", env.conf)
+    A = (j, "--config", env.conf)
     pids = [e["pid"] for e in json.loads(ok(coredumpctl(*A, "--json=short", "list"), "list"))]
     check(pids == [real, 7002], f"listed {pids}: a user's entry about root's crash must not be believed")
     fails(coredumpctl(*A, "delete", "7002"), "root delete of a file outside the store", "not deleting")
@@ -403,7 +406,7 @@ def case_central():
     has them; the second machine's is this one's record under another machine id and host
     name, the VM test t20 has a real one): list names each crash's host, --group counts the same
     bug once with 2 machines, dump/debug of the other machine's external core says where it is;
-    this machine's core still dumps."""
+    this machine's core dumps from its record, not through the central journal's entry."""
     env = Env()
     d = env.start()
     here, there, other_bug = (crash_and_wait(env, i, mode) for i, mode in enumerate(("deep", "deep", "segv")))
@@ -447,8 +450,12 @@ def case_central():
     fails(coredumpctl(*C, "dump", str(there), "-o", os.path.join(env.base, "x")), "dump of a remote core",
           f"is stored on machine {OTHER_MACHINE} (host far-away) at")
     fails(coredumpctl(*C, "debug", str(there), "-A", "-batch"), "debug of a remote core", "not on this machine")
+    # this machine's crash as the central journal has it: the upload client wrote that entry, and
+    # could have named any crash of this machine in it; the core is dumped from the local record
     out = os.path.join(env.base, "here.core")
-    ok(coredumpctl(*C, "dump", str(here), "-o", out), "dump of this machine's core")
+    fails(coredumpctl(*C, "dump", str(here), "-o", out), "dump of this machine's core through the central journal",
+          "the local journald did not write")
+    ok(coredumpctl("--storage", env.store, "dump", str(here), "-o", out), "dump of this machine's core")
     info = elf_core_info(out)
     check(info["type"] == 4 and here in info["pids"] and info["threads"] == 4, f"not PID {here}'s core: {info}")
 
@@ -516,7 +523,9 @@ def on_pty(args, env=None, stdout_file=None, timeout=300):
         if k not in (env or {}):
             e.pop(k, None)
     out = open(stdout_file, "wb") if stdout_file else slave
-    p = subprocess.Popen([COREDUMPCTL, *args], stdin=subprocess.DEVNULL, stdout=out, stderr=slave, env=e)
+    cmd = ctl_command(args)
+    cmd.remove("--no-pager")  # the pager is the case's to choose
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=slave, env=e)
     os.close(slave)
     got = b""
     while True:

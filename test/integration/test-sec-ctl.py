@@ -15,7 +15,7 @@ import subprocess
 import time
 
 from cdtest import (COREDUMP_MESSAGE_ID, CRASHER, SUID_DUMPABLE, Env, Journal, check, coredumpctl, crash, read_exports,
-                    run_cases, save_sysctl, skip, test_user, wait_until, write_file)
+                    read_file, run_cases, save_sysctl, skip, test_user, wait_until, write_file)
 
 # the helpers of the coredumpctl tests (crash and wait for the record, log an entry as a user, a pty)
 ctl = importlib.import_module("test-coredumpctl")
@@ -79,7 +79,7 @@ def case_forged_filename():
     kept = open(victim, "rb").read()
     ctl.log_as(j, user, entry_fields(user.pw_uid, FORGED_PID, COREDUMP_FILENAME=victim))
     wait_forged(j, 1)
-    A = ("-D", j.dir, "--storage", env.store, "--config", env.conf)
+    A = (j, "--storage", env.store, "--config", env.conf)
     out = os.path.join(env.base, "stolen.core")
     dumped = coredumpctl(*A, "dump", str(FORGED_PID), "-o", out)
     deleted = coredumpctl(*A, "delete", str(FORGED_PID))
@@ -124,7 +124,7 @@ def case_forged_merge():
                                        COREDUMP_COMM="forged-worker", MESSAGE="forged by the worker user"))
     es = wait_forged(j, 2)
     check(all(e["_BOOT_ID"] == rec["_BOOT_ID"] for e in es), "the forged entries are of another boot")
-    A = ("-D", j.dir, "--storage", env.store, "--config", env.conf)
+    A = (j, "--storage", env.store, "--config", env.conf)
     rows = sorted((e["pid"], e["uid"], e["exe"], e["corefile"]) for e in listed(A))
     want = sorted([(real, 0, CRASHER, "present"), (real, user.pw_uid, "/usr/bin/forged", "none")])
     check(rows == want, f"listed {rows}, expected {want}")
@@ -173,14 +173,14 @@ def case_journal_trust():
     nobody = pwd.getpwnam("nobody")
     ctl.log_as(j, nobody, entry_fields(nobody.pw_uid, 7104))
     wait_forged(j, 5)
-    A = ("-D", j.dir, "--storage", env.store, "--config", env.conf)
+    A = (j, "--storage", env.store, "--config", env.conf)
     rows = sorted((e["pid"], e["uid"], e["exe"]) for e in listed(A))
     want = sorted([(spid, user.pw_uid, suid), (root, 0, CRASHER)])
     check(rows == want, f"listed {rows}, expected {want}")
     rows = sorted((e["pid"], e["uid"]) for e in listed(A, "COREDUMP_UID=0"))
     check(rows == [(root, 0)], f"root's crashes: listed {rows}")
     # the journal alone: nothing confirms the worker user's entry about the user's setuid crash
-    rows = sorted((e["pid"], e["uid"]) for e in listed(("-D", j.dir, "--config", env.conf)))
+    rows = sorted((e["pid"], e["uid"]) for e in listed((j, "--config", env.conf, "--storage", os.path.join(env.base, "none"))))
     check(rows == [(root, 0)], f"journal only: listed {rows}")
     d.stop()
 
@@ -207,7 +207,7 @@ def case_escapes():
     j.entry(pid)
     shown_exe = os.path.join(env.base, "cr\\x1b[2J\\xc2\\x9bx\\xe2\\x80\\xae\\xe2\\x80\\x8by").encode()
     raws = (b"\x1b", b"\x07", b"\xc2\x9b", b"\xe2\x80\xae", b"\xe2\x80\x8b")
-    for src in (("-D", j.dir, "--config", env.conf), ("--config", env.conf, *ctl.no_journal(env))):
+    for src in ((j, "--config", env.conf), ("--config", env.conf, *ctl.no_journal(env))):
         for args in (("list",), ("list", "--group"), ("info", str(pid))):
             p = coredumpctl(*src, *args)
             ctl.ok(p, f"{args}")
@@ -236,6 +236,115 @@ def case_escapes():
     d.stop()
 
 
+def case_filename_outside_store():
+    """Third review, finding 1: a user logs an entry about their own crash whose COREDUMP_FILENAME
+    is a file in their home bearing that crash's very name (their uid, this boot, the PID and
+    time the entry gives), a symlink to a file only root may read. Root's dump, debug and info
+    read only files in a store the configuration names, opened there once without following a
+    symlink. Before: dump copied the root-only file to --output."""
+    user = test_user()
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    secret = os.path.join(env.base, "secret")
+    write_file(secret, "root's secret\n")
+    os.chmod(secret, 0o600)
+    home = os.path.join(env.base, "home")
+    os.mkdir(home)
+    os.chown(home, user.pw_uid, user.pw_gid)
+    boot = read_file("/proc/sys/kernel/random/boot_id").replace("-", "")
+    ts = time.time_ns() // 1000
+    link = os.path.join(home, f"core.x.{user.pw_uid}.{boot}.{FORGED_PID}.{ts}")
+    subprocess.run(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "ln", "-s", secret,
+                    link], check=True)
+    ctl.log_as(j, user, entry_fields(user.pw_uid, FORGED_PID, COREDUMP_FILENAME=link, COREDUMP_TIMESTAMP=str(ts)))
+    wait_forged(j, 1)
+    A = (j, "--config", env.conf)
+    out = os.path.join(env.base, "stolen.core")
+    p = coredumpctl(*A, "dump", str(FORGED_PID), "-o", out)
+    stolen = open(out, "rb").read() if os.path.exists(out) else b""
+    check(b"secret" not in stolen and b"secret" not in p.stdout, f"dump (exit {p.returncode}) gave out the root-only "
+          f"file: {stolen!r}")
+    ctl.fails(p, "dump of a file outside the store", "not in a store the configuration names")
+    p = coredumpctl(*A, "dump", str(FORGED_PID))
+    check(p.returncode == 1 and b"secret" not in p.stdout, f"dump to stdout gave {p.stdout[:32]!r}")
+    ctl.fails(coredumpctl(*A, "debug", str(FORGED_PID), "--debugger=cat"), "debug of a file outside the store",
+              "not in a store the configuration names")
+    info = ctl.ok(coredumpctl(*A, "info", str(FORGED_PID)), "info")
+    check(f"Storage: {link} (error)" in info and "Size on Disk" not in info, f"info of the entry:\n{info}")
+    rows = {e["pid"]: e for e in listed(A)}
+    check(rows[FORGED_PID]["corefile"] == "error" and rows[FORGED_PID]["size"] is None, f"listed: {rows}")
+    # the user's own real crash is theirs to dump, from the store
+    exe = ctl.user_exe(env)
+    mine = ctl.crash_and_wait(env, 0, user=user, exe=exe)
+    j.entry(mine)
+    ctl.check_dump(A, mine, env, "the user's own")
+    d.stop()
+
+
+def foreign_journal(env, directory, entries):
+    """A journal file of these entries (export format) in directory, written by
+    systemd-journal-remote: as a container's journald, a journal-upload client or a copy would
+    leave one, not this machine's journald."""
+    remote = next((p for p in ctl.JOURNAL_REMOTE_PATHS if os.access(p, os.X_OK)), None)
+    if not remote:
+        skip(f"no systemd-journal-remote in {ctl.JOURNAL_REMOTE_PATHS}")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "forged.journal")
+    p = subprocess.run([remote, "--split-mode=none", "-o", path, "-"], input=entries, capture_output=True, timeout=60)
+    check(p.returncode == 0, f"systemd-journal-remote refused the entries: {p.stderr.decode()}")
+    return path
+
+
+def case_foreign_journal():
+    """Third review, finding 3: a journal file the local journald did not write (a container's
+    own journal linked under /var/log/journal and read with --all; -D; --file) holds two entries
+    about root's real crash, with its uid, PID, time, boot and core file and this machine's id, one
+    "logged by root" (_UID=0), one by no local process (no _UID), naming another executable. Root's
+    list shows root's crash as the local journal and the record say, and the forged entries apart
+    with their core "remote"; dump, debug and delete through them refuse and leave the core.
+    Before: the forged entry was believed as local root's and merged over the record, and dump and
+    delete acted on root's core through it."""
+    env = Env()
+    j = Journal(env)
+    d = env.start(journal=j)
+    real = ctl.crash_and_wait(env, 0)
+    j.entry(real)
+    d.stop()
+    core = ctl.core_of(env, real)
+    kept = open(core, "rb").read()
+    rec = record_of(env, real)
+    base = {k: v for k, v in rec.items()
+            if not k.startswith("__") or k in ("__REALTIME_TIMESTAMP", "__MONOTONIC_TIMESTAMP")}
+    local_id = read_file("/etc/machine-id")
+    data = ctl.export_with(base, _UID="0", _MACHINE_ID=local_id, COREDUMP_EXE="/usr/bin/forged-as-root",
+                           MESSAGE="forged by a container's root") + \
+        ctl.export_with({k: v for k, v in base.items() if k != "_UID"}, _MACHINE_ID=local_id,
+                        COREDUMP_EXE="/usr/bin/forged-no-uid", MESSAGE="forged without _UID")
+    ct_dir = os.path.join(j.root, ctl.OTHER_MACHINE)  # a container's journal, as nspawn links one there
+    path = foreign_journal(env, ct_dir, data)
+    A = (j, "--all", "--config", env.conf)
+    rows = sorted((e["exe"], e["corefile"]) for e in listed(A) if e["pid"] == real)
+    want = sorted([(CRASHER, "present"), ("/usr/bin/forged-as-root", "remote"), ("/usr/bin/forged-no-uid", "remote")])
+    check(rows == want, f"--all lists {rows}, expected {want}")
+    info = ctl.ok(coredumpctl(*A, "info", f"COREDUMP_EXE={CRASHER}"), "info of root's crash")
+    check(f"Storage: {core} (present)" in info and "forged" not in info, f"root's crash as --all shows it:\n{info}")
+    out = os.path.join(env.base, "through-forged.core")
+    for exe in ("/usr/bin/forged-as-root", "/usr/bin/forged-no-uid"):
+        for src in (A, ("-D", ct_dir, "--config", env.conf), ("--file", path, "--config", env.conf)):
+            what = f"{exe} read with {src[1] if src[0] is j else src[0]}"
+            ctl.fails(coredumpctl(*src, "dump", f"COREDUMP_EXE={exe}", "-o", out), f"dump of {what}",
+                      "the local journald did not write")
+            ctl.fails(coredumpctl(*src, "debug", f"COREDUMP_EXE={exe}", "--debugger=true"), f"debug of {what}",
+                      "the local journald did not write")
+            ctl.fails(coredumpctl(*src, "delete", f"COREDUMP_EXE={exe}"), f"delete of {what}", "not deleting")
+            check(os.path.exists(core) and open(core, "rb").read() == kept, f"root's core changed or gone after {what}")
+    check(not os.path.exists(out) or os.path.getsize(out) == 0, "a dump through a forged entry wrote the core")
+    # root's crash through the local journal: dumped as before
+    ctl.check_dump(A, real, env, "root's own")
+
+
 if __name__ == "__main__":
     run_cases({"forged_filename": case_forged_filename, "forged_merge": case_forged_merge,
-               "journal_trust": case_journal_trust, "escapes": case_escapes})
+               "journal_trust": case_journal_trust, "escapes": case_escapes,
+               "filename_outside_store": case_filename_outside_store, "foreign_journal": case_foreign_journal})
