@@ -11,6 +11,7 @@
 
 #include "build-config.h"
 #include "caps.h"
+#include "syscall-filter.h"
 #include "config.h"
 #include "control.h"
 #include "forward-proto.h"
@@ -202,6 +203,9 @@ static int run(const Args *a) {
         warn_unsafe_suid_dumpable();
         raise_nofile();
 
+        r = manager_syscall_filter();
+        if (r < 0)
+                return log_error_errno(r, "Failed to install the syscall filter: %m");
         r = manager_drop_capabilities();
         if (r < 0)
                 return log_error_errno(r, "Failed to drop capabilities: %m");

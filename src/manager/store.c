@@ -25,12 +25,21 @@
 _Static_assert(VACUUM_PRIVILEGED_UID_MAX == SYSTEM_UID_MAX, "system uids differ");
 
 int store_open_dir(const char *path) {
+        bool made = mkdir(path, STORAGE_DIR_MODE) >= 0;
         int fd;
 
-        if (mkdir(path, STORAGE_DIR_MODE) < 0 && errno != EEXIST)
+        if (!made && errno != EEXIST)
                 return negative_errno();
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        return fd < 0 ? negative_errno() : fd;
+        if (fd < 0)
+                return negative_errno();
+        /* the unit's UMask=0077 took the bits users need to reach their cores through */
+        if (made && fchmod(fd, STORAGE_DIR_MODE) < 0) {
+                int r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        return fd;
 }
 
 int store_open_tmpfile(int dirfd) {
