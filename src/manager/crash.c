@@ -790,28 +790,36 @@ static int crash_send_details(Crash *c) {
         return 0;
 }
 
-/* Oldest first, each waiting crash gets a try: one that finds no idle worker (those left may be
- * mapped ahead to another user) does not stop the next. */
+/* Root's crashes first, then the others, oldest first, each waiting crash gets a try: one that
+ * finds no idle worker (those left may be mapped ahead to another user) does not stop the next.
+ * A worker the pool started for root's crash past the users' bound (worker-pool.h) goes to it. */
 static void crash_dispatch_waiting(Manager *m) {
-        Crash *c, *prev;
-        int r;
+        for (int pass = 0; pass < 2; pass++) {
+                Crash *c, *prev;
 
-        LIST_FIND_TAIL(crashes, m->crashes, c);
-        for (; c; c = prev) {
-                prev = c->crashes_prev;
-                if (c->state != CRASH_WAIT_WORKER)
-                        continue;
-                r = crash_start_streaming(c);
-                if (r < 0)
-                        crash_drop_unhanded(c, r);
+                LIST_FIND_TAIL(crashes, m->crashes, c);
+                for (; c; c = prev) {
+                        int r;
+
+                        prev = c->crashes_prev;
+                        if (c->state != CRASH_WAIT_WORKER || (c->info.ruid == 0) != (pass == 0))
+                                continue;
+                        r = crash_start_streaming(c);
+                        if (r < 0)
+                                crash_drop_unhanded(c, r);
+                }
         }
 }
 
-static unsigned crash_count_waiting(Manager *m) {
-        unsigned n = 0;
+static unsigned crash_count_waiting(Manager *m, unsigned *ret_root) {
+        unsigned n = 0, root = 0;
 
         for (Crash *c = m->crashes; c; c = c->crashes_next)
-                n += c->state == CRASH_WAIT_WORKER;
+                if (c->state == CRASH_WAIT_WORKER) {
+                        n++;
+                        root += c->info.ruid == 0;
+                }
+        *ret_root = root;
         return n;
 }
 

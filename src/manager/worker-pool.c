@@ -183,10 +183,10 @@ static int worker_map_ids(Worker *w, uid_t uid, gid_t gid) {
  * way (until a reload). */
 static bool pool_maps_ahead(const Worker *w) {
         Manager *m = w->manager;
-        unsigned mapped = 0, unmapped = 0;
+        unsigned mapped = 0, unmapped = 0, root;
 
         if (!w->userns || m->stopping || m->worker_user_shared || m->map_ahead_failures >= MAP_AHEAD_FAILURES_MAX ||
-            m->pool_ops->jobs_waiting(m) > 0)
+            m->pool_ops->jobs_waiting(m, &root) > 0)
                 return false;
         for (const Worker *o = m->workers; o; o = o->workers_next) {
                 if (o == w || (o->state != WORKER_IDLE && o->state != WORKER_STARTING && o->state != WORKER_MAPPING))
@@ -762,12 +762,26 @@ void pool_init(Manager *m, const PoolOps *ops) {
         m->pool_ops = ops;
 }
 
+/* Stuck workers that may hold their memory left out of the count, at most. */
+static unsigned stuck_holding_uncounted_max(void) {
+#ifdef MANAGER_TEST_FAULTS
+        if (test_fault_is("stuck-holding-counted")) /* the bound reached with one, as many uids would */
+                return 0;
+#endif
+        return WORKERS_STUCK_HOLDING_UNCOUNTED_MAX;
+}
+
 /* The workers MaxParallel= + SpareWorkers= bound: all but the stuck ones, those that may hold
  * their memory up to a bound. */
 static unsigned pool_counted(const Manager *m) {
         unsigned holding = m->n_workers_stuck_holding;
 
-        return m->n_workers - (m->n_workers_stuck - holding) - MIN(holding, WORKERS_STUCK_HOLDING_UNCOUNTED_MAX);
+        return m->n_workers - (m->n_workers_stuck - holding) - MIN(holding, stuck_holding_uncounted_max());
+}
+
+/* ... and for root's crashes: no stuck worker counts. */
+static unsigned pool_counted_for_root(const Manager *m) {
+        return m->n_workers - m->n_workers_stuck;
 }
 
 void pool_count_stuck(const Manager *m, StuckCount *s) {
@@ -838,14 +852,23 @@ static void finished_timer_arm(Manager *m) {
                                   "crash): %m");
 }
 
+/* Whether one more worker may start: within MaxParallel= + SpareWorkers=, counted as
+ * pool_counted() says; or, for root's crashes waiting (want_root: the spares and those), as
+ * pool_counted_for_root() says. */
+static bool pool_has_room(const Manager *m, unsigned ready_or_starting, unsigned want_root) {
+        unsigned limit = m->config.max_parallel + m->config.spare_workers;
+
+        return pool_counted(m) < limit || (ready_or_starting < want_root && pool_counted_for_root(m) < limit);
+}
+
 void pool_fill(Manager *m) {
-        unsigned ready_or_starting = 0, want;
+        unsigned ready_or_starting = 0, want, spares = m->stopping ? 0 : m->config.spare_workers, root = 0;
 
         for (Worker *w = m->workers; w; w = w->workers_next)
                 ready_or_starting += w->state == WORKER_STARTING || w->state == WORKER_MAPPING || w->state == WORKER_IDLE;
-        want = (m->stopping ? 0 : m->config.spare_workers) + m->pool_ops->jobs_waiting(m);
+        want = spares + m->pool_ops->jobs_waiting(m, &root);
 
-        while (ready_or_starting < want && pool_counted(m) < m->config.max_parallel + m->config.spare_workers) {
+        while (ready_or_starting < want && pool_has_room(m, ready_or_starting, spares + root)) {
                 int r;
 
                 if (m->spawn_failures >= WORKER_SPAWN_FAILURES_MAX) {

@@ -28,7 +28,9 @@ typedef struct Record Record;
 /* A stuck worker (stuck.h) no longer counts against MaxParallel= + SpareWorkers= (a user's would
  * stop every crash's worker from starting; the pool is filled again when one is found): one in
  * its exit, its memory released, never again; one that may hold its memory (killed, held before
- * its exit), up to this many, past which they count again, bounding the memory they hold. */
+ * its exit), up to this many, past which they count again, bounding the memory they hold. For a
+ * crash of root's none counts: whatever stuck workers users left (with many uids, past this
+ * bound), root's crash gets a worker within MaxParallel= + SpareWorkers= of the others. */
 #define WORKERS_STUCK_HOLDING_UNCOUNTED_MAX 128U
 
 typedef enum WorkerState {
@@ -79,7 +81,9 @@ typedef struct WorkerJob {
 /* What the pool asks of the jobs' side (the crashes). */
 typedef struct PoolOps {
         void (*worker_ready)(Manager *m);     /* a worker said READY: jobs waiting for one may go */
-        unsigned (*jobs_waiting)(Manager *m); /* started ahead for them, beyond the spares */
+        /* started ahead for them, beyond the spares; *ret_root: how many of them are root's crashes
+         * (their workers are started whatever stuck workers the pool holds) */
+        unsigned (*jobs_waiting)(Manager *m, unsigned *ret_root);
 } PoolOps;
 
 /* A descriptor's file and how it is open (worker-pool.c: conn_id()). */

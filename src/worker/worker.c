@@ -291,16 +291,20 @@ static const char *fault_here(const Record *rec, const char *when, char what[sta
 /* Test builds only (meson -Dworker-test-faults=true): misbehave on purpose, for crashes of a
  * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed, flood
  * (its stderr), grow (its stored core), slow (sleeps FAULT_SLOW_MSEC), result (an empty RESULT,
- * without its analysis memfd); at the start of the core,
+ * without its analysis memfd), closemods (closes its module files there, before its exit: a
+ * FUSE file's close then waits for its server, the whole process with its memory); at the start
+ * of the core,
  * with "@analysis" once the core is received and the task released, before the stack traces, or
  * with "@journal" (crash@journal, hang@journal, grow@journal) once the core is stored, before the
  * journal entry. (And twice@result: fault_result_twice().) */
-static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
+static void maybe_misbehave(const Record *rec, const char *when, int out_fd, ModuleFiles *mods) {
         char what[16];
         const char *fault = fault_here(rec, when, what);
 
         if (!fault)
                 return;
+        if (!strcmp(fault, "closemods") && mods)
+                module_files_close(mods);
         if (!strcmp(fault, "crash"))
                 *(volatile int *) 0 = 0;
         if (!strcmp(fault, "hang"))
@@ -350,7 +354,7 @@ static bool fault_ahead(void) {
         return fault && strcmp(fault, "ahead") == 0;
 }
 #else
-static void maybe_misbehave(const Record *rec, const char *when, int out_fd) {
+static void maybe_misbehave(const Record *rec, const char *when, int out_fd, ModuleFiles *mods) {
 }
 
 static int fault_give_back(const Record *rec, const MsgJob *job) {
@@ -467,7 +471,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], ModuleFiles *mods) {
                                                               compression_to_string((Compression) job->compression)));
         }
         journal_fd = open_journal_core(job);
-        maybe_misbehave(&rec, "core", fds[JOB_FD_OUT]);
+        maybe_misbehave(&rec, "core", fds[JOB_FD_OUT], NULL);
         r = fault_give_back(&rec, job);
         if (r >= 0)
                 return give_back_fd(fds[r], log_error_errno(-EAGAIN, "Test fault: the job's start failed: %m"));
@@ -488,7 +492,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], ModuleFiles *mods) {
         r = report_stored(job, &res);
         if (r < 0)
                 return log_error_errno(r, "Failed to report the stored core to the manager: %m");
-        maybe_misbehave(&rec, "analysis", fds[JOB_FD_OUT]);
+        maybe_misbehave(&rec, "analysis", fds[JOB_FD_OUT], NULL);
         analysis_fd = analyse(&cap, mods, &res, &rec);
         core_capture_free(&cap);
         if (analysis_fd < 0)
@@ -507,7 +511,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], ModuleFiles *mods) {
         commit.facts.thread_name[sizeof commit.facts.thread_name - 1] = 0;
         commit.facts.comm[sizeof commit.facts.comm - 1] = 0;
         commit.facts.processing_error[sizeof commit.facts.processing_error - 1] = 0;
-        maybe_misbehave(&rec, "journal", fds[JOB_FD_OUT]);
+        maybe_misbehave(&rec, "journal", fds[JOB_FD_OUT], mods);
         recorded.error = write_entry(&rec, &commit.facts, journal_fd, journal_fit);
         return proto_send(WORKER_CONTROL_FD, &recorded, sizeof recorded, NULL, 0);
 }

@@ -15,8 +15,8 @@ import tempfile
 import time
 
 from corpus import message_frames
-from cdtest import (BUILD, CRASHER, USER_PYTHON, Env, _restore, check, crash, read_file, record_of, run_cases, skip,
-                    start_filtered, start_python_crash, test_user)
+from cdtest import (BUILD, CRASHER, USER_PYTHON, Env, _restore, check, crash, decompress, elf_core_info, read_file,
+                    record_of, run_cases, skip, start_filtered, start_python_crash, test_user)
 
 MAP_CRASH = os.path.join(BUILD, "test", "map-crash")
 FUSE_STALL = os.path.join(BUILD, "test", "fuse-stall")
@@ -345,13 +345,14 @@ def case_fuse_flush_opened():
         stop_fuse()
 
 
-def one_slot_fuse():
+def one_slot_fuse(**config):
     """For the fuse_flush_pool cases: (the user, an Env whose pool has one slot, MaxParallel=1 and
-    SpareWorkers=0, the user's FUSE file whose FLUSH is not answered, and stop_fuse)."""
+    SpareWorkers=0, with config besides, the user's FUSE file whose FLUSH is not answered, and
+    stop_fuse)."""
     if os.environ.get("CDS_WORKER_FAULTS") != "1":
         skip("built without -Dworker-test-faults=true")
     user = test_user()
-    env = Env({"MaxParallel": "1", "SpareWorkers": "0"})
+    env = Env({"MaxParallel": "1", "SpareWorkers": "0", **config})
     mnt, stop_fuse = start_fuse(user, "flush")
     return user, env, os.path.join(mnt, "f"), stop_fuse
 
@@ -446,6 +447,41 @@ def case_fuse_flush_pool_waiting():
         stop_while_stuck(env, d, stop_fuse)
         print(f"observed: root's crash, waiting while the user's worker slept, recorded {after:.2f} s after that "
               f"worker finished (it stays stuck in its exit)")
+    finally:
+        stop_fuse()
+
+
+def case_fuse_flush_pool_root():
+    """Third review, finding 9: the pool at its worst. A user's worker stuck for good before its
+    exit, holding its memory: it closes its module files before its journal entry (the test fault
+    closemods@journal), the close waits for the FLUSH of the user's FUSE file that the server never
+    answers, the per-crash deadline's SIGKILL cannot end it. Such workers are left out of the pool's
+    count only up to a bound (128, which a user with as many uids can pass); the test fault
+    stuck-holding-counted puts the bound at none, so this one worker fills the one slot
+    (MaxParallel=1, SpareWorkers=0). Root's crash still gets a worker at once, stored and traced;
+    the user's next crash gets none (the bound holds for users: it is dropped at its deadline, and
+    says so). Before: root's crash waited for a worker until its deadline, and was lost."""
+    user, env, hostile, stop_fuse = one_slot_fuse(TimeoutSec="4")
+    try:
+        closing = os.path.join(env.base, "crasher-fault")  # the worker's test faults apply to that name
+        shutil.copy(MAP_CRASH, closing)
+        os.chmod(closing, 0o755)
+        d = env.start(environ={"COREDUMPD_TEST_FAULT": "modules-fuse,stuck-holding-counted",
+                               "COREDUMP_WORKER_FAULT": "closemods@journal", "COREDUMP_SOCKET_LOG_LEVEL": "debug"})
+        user_pid, _ = timed_crash_of(as_user(user, [closing, hostile, "1"]))
+        d.wait_log(rf"Worker \d+ \(crash of PID {user_pid}\) did not end when killed", timeout=4 + 2 + PROMPT)
+        root_pid, took = timed_crash()
+        check(took < PROMPT, f"root's crash with the pool full of a user's stuck worker took {took:.1f} s:\n{d.log_text()}")
+        root = record_of(env, root_pid, d, timeout=PROMPT)
+        check_traces(root, "root's crash")
+        stored = [c for c in env.cores() if f".{root_pid}." in c]
+        check(len(stored) == 1 and elf_core_info(decompress(stored[0], stored[0] + ".core"))["pids"][0] == root_pid,
+              f"root's stored core is not its crash's: {stored}")
+        next_pid, _ = timed_crash(user)
+        d.wait_log(rf"Crash of PID {next_pid}\b.*no worker became available before the deadline", timeout=4 + PROMPT)
+        stop_while_stuck(env, d, stop_fuse)
+        print("observed: with a user's worker stuck holding its memory past the bound, root's crash got a worker "
+              f"at once ({took:.2f} s); the user's next crash got none")
     finally:
         stop_fuse()
 
@@ -661,6 +697,6 @@ if __name__ == "__main__":
                "fuse_stall": case_fuse_stall,
                "fuse_stall_short_timeout": case_fuse_stall_short_timeout, "fuse_flush": case_fuse_flush, "fuse_flush_python3": case_fuse_flush_python3,
                "fuse_flush_opened": case_fuse_flush_opened, "fuse_flush_pool": case_fuse_flush_pool,
-               "fuse_flush_pool_waiting": case_fuse_flush_pool_waiting,
+               "fuse_flush_pool_waiting": case_fuse_flush_pool_waiting, "fuse_flush_pool_root": case_fuse_flush_pool_root,
                "fuse_flush_overlay": case_fuse_flush_overlay,
                "modules_no_openat2": case_modules_no_openat2, "log_escapes": case_log_escapes})
