@@ -14,8 +14,8 @@
  *      names its instance by the peer's PID, which must be visible in the container)
  * It never enters the container's mount namespace and runs none of its code: the socket is
  * resolved beneath the container's root (no symbolic link leaves it, the end must be a socket)
- * and connected to through that descriptor. A child, as nobody, decompresses the core into a
- * pipe whose read end the collector gets. Exit 0 once everything was sent and the whole core
+ * and connected to through that descriptor. A child, as nobody and confined (confine.h),
+ * decompresses the core into a pipe whose read end the collector gets. Exit 0 once everything was sent and the whole core
  * written into the pipe; coredumpd's deadline kills it (and the child) if the container does
  * not take it. May touch: the descriptors above; host root (coredumpd's capabilities) until it
  * joins the container's user namespace, its root there after; nothing of the file system but
@@ -40,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "ctl-decompress.h"
 #include "fd-util.h"
 #include "forward-proto.h"
@@ -53,7 +54,6 @@
 #define USERNS_FD 6
 #define PIDFD_FD 7
 #define PIDNS_FD 8
-#define DECOMPRESS_ID 65534 /* nobody: the decompressor's uid and gid */
 
 /* The exit status for the first failure (FORWARD_EXIT_*), as coredumpd reads it. */
 static int exit_status = FORWARD_EXIT_FAILED;
@@ -171,6 +171,26 @@ static int read_fields(uint8_t **ret, size_t *ret_len) {
         return 0;
 }
 
+/* The decompressor's confinement: nobody, the five descriptors it has, no file it could write
+ * (the pipe is none), no process it could start; the address space zstd's window needs (the
+ * largest a frame may ask of a decoder by default, ZSTD_WINDOWLOG_LIMIT_DEFAULT, 128 MiB), with
+ * room for the rest. No more system calls than reading and writing those descriptors: what the
+ * sanitizers' runtime needs besides, it cannot have, so their builds leave the address space
+ * unbounded (its shadow memory) and the filter as it is. */
+#define DECOMPRESS_NOFILE 8U
+#ifdef SANITIZED
+#define DECOMPRESS_AS RLIM_INFINITY
+#else
+#define DECOMPRESS_AS ((rlim_t) 512 << 20)
+#endif
+static const ConfineSpec decompress_confinement = {
+        .id = CONFINE_NOBODY,
+        .nofile = DECOMPRESS_NOFILE,
+        .as = DECOMPRESS_AS,
+        .fsize = 0,
+        .nproc = 0,
+};
+
 /* The child that writes the core uncompressed into the pipe; the pipe's read end to send. */
 static int start_decompressor(const char *name, pid_t *ret_pid) {
         pid_t parent = getpid(), pid;
@@ -189,14 +209,18 @@ static int start_decompressor(const char *name, pid_t *ret_pid) {
                 int r;
 
                 /* nothing but the stored core and the pipe (a copy of the connection would keep its
-                 * end from the collector), and nobody's credentials: what it reads a worker wrote */
+                 * end from the collector); confined as a worker is (confine.h): what it reads a
+                 * worker wrote */
                 if (close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
                         _exit(log_error_errno(negative_errno(), "Cannot close the other descriptors: %m") < 0);
-                if (setgroups(0, NULL) < 0 || setresgid(DECOMPRESS_ID, DECOMPRESS_ID, DECOMPRESS_ID) < 0 ||
-                    setresuid(DECOMPRESS_ID, DECOMPRESS_ID, DECOMPRESS_ID) < 0)
-                        _exit(log_error_errno(negative_errno(), "Cannot become nobody to decompress: %m") < 0);
-                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || stay_private(parent) < 0)
+                r = confine_drop(&decompress_confinement);
+                if (r < 0)
+                        _exit(log_error_errno(r, "Cannot become nobody to decompress: %m") < 0);
+                if (stay_private(parent) < 0)
                         _exit(log_error_errno(-EPERM, "Cannot stay private while decompressing") < 0);
+                r = confine_lock(&decompress_confinement);
+                if (r < 0)
+                        _exit(log_error_errno(r, "Cannot confine the decompression: %m") < 0);
                 r = decompress_core(name, CORE_FD, p[1], false);
                 if (r == -EPIPE)
                         log_error("The container's collector stopped reading the core");

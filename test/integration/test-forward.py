@@ -373,6 +373,53 @@ def case_collector_stalled():
     print(f"observed: task released after {took:.1f} s; {h['COREDUMP_FORWARD_ERROR'].decode()}")
 
 
+def proc_status(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+
+
+def case_decompressor_confined():
+    """Third review, finding 6: the forwarder's child that decompresses the stored core (bytes a
+    worker wrote) into the pipe to the container's collector, caught while the collector does not
+    read: nobody, no capability in any set, no_new_privs, a seccomp filter of its own on top of
+    the forwarder's, eight descriptors, no file to write, no process to start. Before: nobody with
+    no_new_privs only."""
+    env, j, d = setup({"ForwardTimeoutSec": "6"})
+    ct = Container(env, Unit(), collector="stalled")
+    ct.run(f"{CRASHER} segv >/dev/null 2>&1 &")
+
+    def decompressor():  # (coredumpd execs the forwarder through a descriptor: its comm is a number)
+        for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+            try:
+                s = proc_status(pid)
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    forwarder = f.read().startswith(b"coredump-forward\0")
+                if forwarder and s["Uid"].split()[0] == "65534":
+                    return pid, s
+            except (FileNotFoundError, ProcessLookupError, KeyError):
+                pass
+        return None
+    pid, s = wait_until(decompressor, 20, lambda: f"the forwarder's decompressor:\n{d.log_text()}")
+    parent = proc_status(s["PPid"])
+    limits = open(f"/proc/{pid}/limits").read()
+    check(s["Uid"].split() == ["65534"] * 4 and s["Gid"].split() == ["65534"] * 4 and s["Groups"].strip() == "",
+          f"decompressor ids: {s['Uid']} / {s['Gid']} / {s['Groups']}")
+    check(all(int(s[k], 16) == 0 for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")),
+          f"decompressor capabilities: {[s[k] for k in ('CapPrm', 'CapEff', 'CapBnd')]}")
+    check(s["NoNewPrivs"] == "1" and s["Seccomp"] == "2" and
+          int(s["Seccomp_filters"]) > int(parent.get("Seccomp_filters", "0")),
+          f"decompressor: NoNewPrivs {s['NoNewPrivs']}, Seccomp {s['Seccomp']}, filters {s['Seccomp_filters']} "
+          f"(the forwarder's {parent.get('Seccomp_filters')})")
+    for name, want in (("Max open files", "8"), ("Max file size", "0"), ("Max processes", "0")):
+        line = next(l for l in limits.splitlines() if l.startswith(name))
+        check(line.split()[len(name.split()):][:2] == [want, want], f"decompressor limit: {line}")
+    h = host_record(env)
+    check(b"ForwardTimeoutSec" in h.get("COREDUMP_FORWARD_ERROR", b"") and len(env.cores()) == 1,
+          f"host record: {h.get('COREDUMP_FORWARD_ERROR')}")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+
+
 def case_unit_not_roots():
     """A unit whose cgroup PID 1 handed to a user (User= with Delegate=yes) may set user.* xattrs
     on it itself: it is not taken as having asked; the crash stays on the host."""
@@ -532,5 +579,6 @@ if __name__ == "__main__":
     run_cases({"forward": case_forward, "keep": case_keep, "result_twice": case_result_twice,
                "not_asked": case_not_asked,
                "collector_gone": case_collector_gone, "collector_stalled": case_collector_stalled,
+               "decompressor_confined": case_decompressor_confined,
                "userns": case_userns, "hostile_clients": case_hostile_clients, "unit_not_roots": case_unit_not_roots,
                "busy": case_busy, "privileged": case_privileged})
