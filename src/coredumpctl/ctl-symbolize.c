@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* coredumpctl info: a stored stack trace named again with libdwfl, from debug info found by the
- * modules' build-ids (debuginfod, /usr/lib/debug). Invoking user only, often root, over entries a
- * user wrote: opens a module's own file (under --root) only if root or the caller owns it and no
- * one else can write it, debug info only by build-id, and what the debuginfod client fetches into
- * its cache; never the core. */
+/* coredumpctl info: a stored stack trace named again from debug info found by the modules'
+ * build-ids (debuginfod, /usr/lib/debug): the line parsers, and the parent's side. The invoking
+ * user, often root, reads entries a user wrote: every ELF and DWARF byte is parsed by a child
+ * confined with confine.h (ctl-symbolize-child.c), which asks this process for each file by
+ * module or build-id; this process opens them (ctl-symbolize-files.c) and parses nothing. Never
+ * the core. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -12,22 +13,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "build-config.h"
-#include "ctl-symbolize.h"
+#include "confine.h"
+#include "ctl-symbolize-proto.h"
 #include "fd-util.h"
 #include "json.h"
 #include "time-util.h"
 
-#if HAVE_LIBDW
-#include <elfutils/libdwelf.h>
-#include <elfutils/libdwfl.h>
-
-#include "dwfl-name.h"
-#endif
 
 #define FRAME_HEX_MAX 16U         /* digits of a 64-bit address or offset */
 #define FRAME_INDEX_DIGITS_MAX 9U /* of a frame's number */
@@ -137,56 +138,16 @@ bool symbolize_enabled(void) {
         return urls && urls[strspn(urls, " \t")];
 }
 
-#if HAVE_LIBDW
+static void add_module(SymModules *l, const char *path, size_t path_len, const char *hex, size_t hex_len) {
+        SymModule *m = &l->items[l->n];
 
-typedef struct SymModule {
-        char *path;
-        const char *base; /* the file name, within path */
-        uint8_t build_id[SYMBOLIZE_BUILD_ID_MAX];
-        size_t build_id_len;
-        const char *root;
-        Dwfl_Module *mod;
-        uint64_t start; /* where it is placed in the Dwfl */
-        bool tried, skipped, has_debug, used;
-        int error; /* the lookups' failure other than "none": the server could not be reached */
-} SymModule;
-
-/* Over all the entries of one run: when lookups stop, and a server that could not be reached
- * (not asked again). */
-static uint64_t run_deadline;
-static int run_unreachable;
-
-typedef struct Symbolizer {
-        SymModule mods[SYMBOLIZE_MODULES_MAX];
-        size_t n_mods;
-        Dwfl *dwfl;
-        uint64_t deadline;
-        int unreachable;
-        bool timed_out;
-        unsigned n_renamed;
-} Symbolizer;
-
-static void symbolizer_free(Symbolizer **p) {
-        Symbolizer *s = *p;
-
-        if (!s)
-                return;
-        if (s->dwfl)
-                dwfl_end(s->dwfl);
-        for (size_t i = 0; i < s->n_mods; i++)
-                free(s->mods[i].path);
-        free(s);
-}
-
-static void add_module(Symbolizer *s, const char *path, size_t path_len, const char *hex, size_t hex_len) {
-        SymModule *m = &s->mods[s->n_mods];
-
-        if (s->n_mods >= SYMBOLIZE_MODULES_MAX || path_len == 0 || path[0] != '/' || hex_len == 0 || hex_len % 2 != 0 ||
+        if (l->n >= SYMBOLIZE_MODULES_MAX || path_len == 0 || path[0] != '/' || hex_len == 0 || hex_len % 2 != 0 ||
             hex_len > 2 * SYMBOLIZE_BUILD_ID_MAX || memchr(path, 0, path_len))
                 return;
-        for (size_t i = 0; i < s->n_mods; i++)
-                if (strlen(s->mods[i].path) == path_len && memcmp(s->mods[i].path, path, path_len) == 0)
+        for (size_t i = 0; i < l->n; i++)
+                if (strlen(l->items[i].path) == path_len && memcmp(l->items[i].path, path, path_len) == 0)
                         return;
+        *m = (SymModule) {};
         for (size_t i = 0; i < hex_len / 2; i++) {
                 uint64_t b;
                 if (!parse_hex(hex + 2 * i, 2, &b))
@@ -198,7 +159,7 @@ static void add_module(Symbolizer *s, const char *path, size_t path_len, const c
                 return;
         m->base = strrchr(m->path, '/') + 1;
         m->build_id_len = hex_len / 2;
-        s->n_mods++;
+        l->n++;
 }
 
 static void add_json_module(const char *key, const char *build_id, void *userdata) {
@@ -206,253 +167,236 @@ static void add_json_module(const char *key, const char *build_id, void *userdat
                 add_module(userdata, key, strlen(key), build_id, strlen(build_id));
 }
 
-/* The modules with a build-id: the message's module lines, then COREDUMP_PACKAGE_JSON's (which
- * has those of modules with a package note, whose lines name the package instead). */
-static void collect_modules(Symbolizer *s, const char *message, const char *json) {
+void sym_modules_collect(SymModules *l, const char *message, const char *json) {
         for (const char *p = message; *p;) {
                 const char *eol = strchrnul(p, '\n');
                 SymModuleLine ml;
 
                 if (symbolize_parse_module(p, (size_t) (eol - p), &ml))
-                        add_module(s, p + ml.path_off, ml.path_len, p + ml.id_off, ml.id_len);
+                        add_module(l, p + ml.path_off, ml.path_len, p + ml.id_off, ml.id_len);
                 p = *eol ? eol + 1 : eol;
         }
         if (json)
-                (void) json_object_scan(json, strlen(json), "buildId", add_json_module, s);
+                (void) json_object_scan(json, strlen(json), "buildId", add_json_module, l);
 }
 
-static void note_error(SymModule *m, int fd) {
-        /* -1: nothing found or no debuginfod client; -ENOENT: the server has none */
-        if (fd < -1 && fd != -ENOENT && m->error == 0)
-                m->error = fd;
+void sym_modules_free(SymModules *l) {
+        for (size_t i = 0; i < l->n; i++)
+                free(l->items[i].path);
+        l->n = 0;
 }
 
-/* Whether root may parse the file: a regular file of root's or the caller's that no one else can
- * write (a user's entry names any file: one the user can write has whatever build-id and DWARF
- * the user chose, and can be truncated under libelf), and not larger than we read. The directories
- * do not matter: what is read is the descriptor checked, whatever is renamed over its name. */
-static bool trusted_file(const struct stat *st) {
-        return S_ISREG(st->st_mode) && (st->st_uid == 0 || st->st_uid == geteuid()) &&
-               (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 && (uint64_t) st->st_size <= SYMBOLIZE_FILE_MAX;
+static void sym_modules_freep(SymModules **l) {
+        if (*l)
+                sym_modules_free(*l);
+        free(*l);
 }
 
-/* The module's own file, if it is there under root, trusted, and has the build-id of the crashed
- * one. Read with ELF_C_READ, not mapped: what libelf reads, it copies. */
-static int open_local(SymModule *m, char **file_name, Elf **elfp) {
-        _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
-        char proc[64];
-        const void *id = NULL;
-        struct stat st;
-        Elf *elf;
-        int n;
+#if HAVE_LIBDW
 
-        pfd = fd_open_beneath(m->root, m->path);
-        if (pfd < 0 || fstat(pfd, &st) < 0 || !trusted_file(&st))
-                return -1;
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-        fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -1;
-        elf = elf_begin(fd, ELF_C_READ, NULL);
-        if (!elf)
-                return -1;
-        n = (int) dwelf_elf_gnu_build_id(elf, &id);
-        if (n <= 0 || (size_t) n != m->build_id_len || memcmp(id, m->build_id, m->build_id_len) != 0 ||
-            !(*file_name = strdup(m->path))) {
-                elf_end(elf);
-                return -1;
-        }
-        *elfp = elf;
-        return TAKE_FD(fd);
-}
+/* Over all the entries of one run: when lookups stop, and a server that could not be reached
+ * (not asked again). */
+static uint64_t run_deadline;
+static int run_unreachable;
 
-/* libdwfl asks for a module's file: the local one, else by build-id (/usr/lib/debug/.build-id,
- * then debuginfod). */
-static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base, char **file_name,
-                    Elf **elfp) {
-        SymModule *m = *userdata;
-        int fd = open_local(m, file_name, elfp);
-
-        if (fd >= 0)
-                return fd;
-        fd = dwfl_build_id_find_elf(mod, userdata, name, base, file_name, elfp);
-        note_error(m, fd);
-        return fd < 0 ? -1 : fd;
-}
-
-/* ... and for its debug info (or a dwz file's): by build-id only, /usr/lib/debug/.build-id (root's
- * directory, names of hex digits) then debuginfod. Never by the file's .gnu_debuglink or the path
- * in its .gnu_debugaltlink: those name files beside the module, in directories that may be
- * anyone's, and libdwfl open()s them as they are (a FIFO blocks, any file is read). Without a file
- * name and a debuglink, libdwfl's standard lookup searches no path. (A dwz file not found so, libdw
- * itself still opens by the .gnu_debugaltlink path when a DIE refers to it: that path comes from a
- * file we trust, or from /usr/lib/debug or debuginfod.) */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
-                          const char *file_name _unused_, const char *debuglink _unused_, GElf_Word crc _unused_,
-                          char **debuginfo_file_name) {
-        SymModule *m = *userdata;
-        int fd;
-
-        errno = 0;
-        fd = dwfl_standard_find_debuginfo(mod, userdata, name, base, NULL, NULL, 0, debuginfo_file_name);
-        note_error(m, fd);
-        return fd < 0 ? -1 : fd;
-}
-
-static const Dwfl_Callbacks callbacks = {
-        .find_elf = find_elf,
-        .find_debuginfo = find_debuginfo,
+/* The child's confinement: nobody when coredumpctl is root's; a descriptor for each module's
+ * file, debug file and dwz file and a few more; no file written, no process started; address
+ * space for whole debug files mapped and their sections decompressed (unbounded under the
+ * sanitizers, whose shadow memory needs terabytes); receiving its files, asking for them,
+ * waiting for the answer. */
+#define SYM_CHILD_NOFILE (16U + 3U * SYMBOLIZE_MODULES_MAX)
+#ifdef SANITIZED
+#define SYM_CHILD_AS RLIM_INFINITY
+#else
+#define SYM_CHILD_AS ((rlim_t) 8 << 30)
+#endif
+static const int child_calls[] = { SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(recvfrom), SCMP_SYS(poll),
+                                   SCMP_SYS(ppoll), SCMP_SYS(dup) };
+static const ConfineSpec child_confinement = {
+        .id = CONFINE_NOBODY,
+        .nofile = SYM_CHILD_NOFILE,
+        .as = SYM_CHILD_AS,
+        .fsize = 0,
+        .nproc = 0,
+        .allowed = child_calls,
+        .n_allowed = ELEMENTSOF(child_calls),
 };
 
-/* Each module at a base of its own: libdwfl biases its file by that base minus the file's first
- * PT_LOAD address (page-aligned), which makes base + offset the address the worker named. */
-static int report_modules(Symbolizer *s, const char *root) {
-        dwfl_report_begin(s->dwfl);
-        for (size_t i = 0; i < s->n_mods; i++) {
-                SymModule *m = &s->mods[i];
-                void **userdata = NULL;
+/* A child silent this long (between its requests, or before its result) is taken as stuck in
+ * what it parses, and killed; the run's deadline and the downloads are bounded on their own. */
+#define SYM_CHILD_IDLE_MSEC (30 * 1000)
+/* The largest new message a child may return: the stored one, at most the journal data read
+ * (2 MiB), with each of its renamed frames' names. */
+#define SYM_TEXT_MAX ((size_t) (2U << 20) + (size_t) SYMBOLIZE_FRAMES_MAX * SYMBOLIZE_NAME_MAX)
 
-                m->root = root;
-                m->start = (i + 1) * SYMBOLIZE_MODULE_SPAN;
-                m->mod = dwfl_report_module(s->dwfl, m->path, m->start, m->start + SYMBOLIZE_MODULE_SPAN);
-                if (!m->mod || dwfl_module_report_build_id(m->mod, m->build_id, m->build_id_len, 0) < 0)
-                        return -ENOMEM;
-                (void) dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-                *userdata = m;
+static pid_t start_child(const char *message, SymModules *mods, int sock[2], int out[2]) {
+        pid_t pid = fork();
+
+        if (pid != 0)
+                return pid < 0 ? negative_errno() : pid;
+        /* the child: its two descriptors and stderr only */
+        int keep[] = { STDERR_FILENO, sock[1], out[1] }, r;
+
+        if (close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
+                _exit(EXIT_FAILURE);
+        r = confine_drop(&child_confinement);
+        /* not dumpable (its memory holds what it parsed), gone with coredumpctl */
+        if (r >= 0 && (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0))
+                r = -EPERM;
+        r = r ?: confine_lock(&child_confinement);
+        _exit(r < 0 ? EXIT_FAILURE : symbolize_child(message, mods, run_deadline, sock[1], out[1]));
+}
+
+/* Answers one request of the child; a malformed one ends the conversation (-EBADMSG). */
+static int serve_one(int sock, const SymModules *mods, const char *root) {
+        SymReply reply = { .hdr = { PROTO_MAGIC, MSG_SYM_NONE } };
+        _cleanup_close_ int fd = -EBADF;
+        SymRequest req;
+        int r;
+
+        r = proto_recv(sock, MSG_SYM_REQUEST, &req, sizeof req, NULL, 0);
+        if (r < 0)
+                return r;
+        if (req.want < SYM_WANT_ELF || req.want > SYM_WANT_ALT || req.build_id_len == 0 ||
+            req.build_id_len > SYMBOLIZE_BUILD_ID_MAX)
+                return -EBADMSG;
+        fd = symbolize_provide(&req, mods, root);
+        if (fd == -EINVAL)
+                return -EBADMSG;
+        if (fd >= 0) {
+                reply.hdr.type = MSG_SYM_FILE;
+                return proto_send(sock, &reply, sizeof reply, &fd, 1);
         }
-        return dwfl_report_end(s->dwfl, NULL, NULL) == 0 ? 0 : -ENOMEM;
+        reply.error = fd;
+        return proto_send(sock, &reply, sizeof reply, NULL, 0);
 }
 
-/* Looks the module up once, unless the deadline passed or the server could not be reached. */
-static void load_module(Symbolizer *s, SymModule *m) {
-        Dwarf_Addr bias;
+/* Reads what is there of the child's output into buf (at most max), *len so far: 1 at its end. */
+static int read_output(int out, uint8_t *buf, size_t max, size_t *len) {
+        ssize_t n;
 
-        if (m->tried)
-                return;
-        m->tried = true;
-        if (s->unreachable < 0 || now_usec(CLOCK_MONOTONIC) > s->deadline) {
-                s->timed_out = s->unreachable == 0;
-                m->skipped = true;
-                return;
+        if (*len >= max)
+                return -EFBIG;
+        n = read(out, buf + *len, max - *len);
+        if (n < 0)
+                return errno == EINTR || errno == EAGAIN ? 0 : negative_errno();
+        *len += (size_t) n;
+        return n == 0;
+}
+
+/* Answers the child's requests until its output ends; its output into buf. */
+static int converse(int sock, int out, const SymModules *mods, const char *root, uint8_t *buf, size_t max, size_t *len) {
+        bool sock_open = true;
+
+        for (;;) {
+                struct pollfd p[2] = { { .fd = sock_open ? sock : -1, .events = POLLIN }, { .fd = out, .events = POLLIN } };
+                int r;
+
+                r = poll(p, 2, SYM_CHILD_IDLE_MSEC);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return negative_errno();
+                if (r == 0)
+                        return -ETIMEDOUT;
+                if (p[1].revents) {
+                        r = read_output(out, buf, max, len);
+                        if (r != 0)
+                                return r < 0 ? r : 0;
+                }
+                if (p[0].revents) {
+                        r = serve_one(sock, mods, root);
+                        if (r == -ECONNRESET)
+                                sock_open = false;
+                        else if (r < 0 && r != -EAGAIN)
+                                return r;
+                }
         }
-        m->has_debug = dwfl_module_getdwarf(m->mod, &bias) != NULL;
-        if (m->error < 0 && s->unreachable == 0)
-                s->unreachable = m->error;
 }
 
-static SymModule *module_named(Symbolizer *s, const char *base, size_t len) {
-        for (size_t i = 0; i < s->n_mods; i++)
-                if (strlen(s->mods[i].base) == len && memcmp(s->mods[i].base, base, len) == 0)
-                        return &s->mods[i];
-        return NULL;
-}
+/* The result the child wrote: the new message (or NULL) and the note, if it is well-formed. */
+static int parse_result(const uint8_t *buf, size_t len, char **ret_text, char *note, size_t note_size) {
+        SymResult res;
 
-/* The frame's new name, or NULL to keep the stored one. */
-static const char *frame_name(Symbolizer *s, const char *line, const SymFrame *f) {
-        SymModule *m = module_named(s, line + f->module_off, f->module_len);
-        const char *name;
-
-        if (!m || f->offset >= SYMBOLIZE_MODULE_SPAN)
-                return NULL;
-        m->used = true;
-        load_module(s, m);
-        if (m->skipped)
-                return NULL;
-        /* a caller's frame holds a return address: name the call before it, as the worker did */
-        name = module_function_name(m->mod, m->start + f->offset - (f->index > 0 && f->offset > 0 ? 1 : 0));
-        return name && name[0] && strlen(name) <= SYMBOLIZE_NAME_MAX ? name : NULL;
-}
-
-static void rewrite_line(Symbolizer *s, FILE *out, const char *line, size_t len) {
-        const char *name = NULL;
-        SymFrame f;
-
-        if (s->n_renamed < SYMBOLIZE_FRAMES_MAX && symbolize_parse_frame(line, len, &f))
-                name = frame_name(s, line, &f);
-        if (!name) {
-                fwrite(line, 1, len, out);
-                return;
-        }
-        s->n_renamed++;
-        fwrite(line, 1, f.name_off, out);
-        fputs(name, out);
-        fwrite(line + f.name_off + f.name_len, 1, len - f.name_off - f.name_len, out);
-}
-
-static int rewrite(Symbolizer *s, const char *message, char **ret) {
-        _cleanup_free_ char *text = NULL;
-        size_t size = 0;
-        FILE *out = open_memstream(&text, &size);
-
-        if (!out)
+        if (len < sizeof res)
+                return -EBADMSG;
+        memcpy(&res, buf, sizeof res);
+        if (res.magic != SYM_RESULT_MAGIC || res.text_len != len - sizeof res || (res.has_text == 0) != (res.text_len == 0) ||
+            !memchr(res.note, 0, sizeof res.note) || res.unreachable > 0)
+                return -EBADMSG;
+        snprintf(note, note_size, "%s", res.note);
+        run_unreachable = res.unreachable;
+        if (res.has_text && !(*ret_text = strndup((const char *) buf + sizeof res, res.text_len)))
                 return -ENOMEM;
-        for (const char *p = message; *p;) {
-                const char *eol = strchrnul(p, '\n');
-
-                rewrite_line(s, out, p, (size_t) (eol - p));
-                if (*eol)
-                        fputc('\n', out);
-                p = *eol ? eol + 1 : eol;
-        }
-        if (fclose(out) != 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(text);
         return 0;
 }
 
-/* "; none found for a.so, b.so" over the modules the frames use; cut short with "..." to fit. */
-static void append_missing(const Symbolizer *s, char *note, size_t size) {
-        static const char more[] = "...";
-        size_t o = strlen(note);
-        bool any = false;
+static int wait_child(pid_t pid, bool kill_it) {
+        siginfo_t si = {};
 
-        for (size_t i = 0; i < s->n_mods; i++) {
-                const SymModule *m = &s->mods[i];
-                int w;
-
-                if (!m->used || m->has_debug)
-                        continue;
-                w = snprintf(note + o, size - o, "%s%s", any ? ", " : "; none found for ", m->base);
-                if (w < 0 || (size_t) w >= size - o) {
-                        if (size >= sizeof more)
-                                memcpy(note + size - sizeof more, more, sizeof more);
-                        return;
-                }
-                o += (size_t) w;
-                any = true;
-        }
+        if (kill_it)
+                (void) kill(pid, SIGKILL);
+        while (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0)
+                if (errno != EINTR)
+                        return negative_errno();
+        return si.si_code == CLD_EXITED && si.si_status == 0 ? 0 : -ECHILD;
 }
 
-static void make_note(const Symbolizer *s, char *note, size_t size) {
-        if (s->unreachable < 0) {
-                snprintf(note, size, "DEBUGINFOD_URLS could not be reached (%s): the trace as stored",
-                         strerror(-s->unreachable));
-                return;
+static void close_pair(int p[2]) {
+        safe_close(p[0]);
+        safe_close(p[1]);
+}
+
+/* The child's whole run: 0 and its result, or why there is none (the stored message stands). */
+static int run_child(const char *message, SymModules *mods, const char *root, char **ret_text, char *note,
+                     size_t note_size) {
+        _cleanup_free_ uint8_t *buf = malloc(sizeof(SymResult) + SYM_TEXT_MAX);
+        int sock[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF };
+        size_t len = 0;
+        pid_t pid;
+        int r, w;
+
+        if (!buf)
+                return -ENOMEM;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
+                return negative_errno();
+        if (pipe2(out, O_CLOEXEC) < 0) {
+                r = negative_errno();
+                close_pair(sock);
+                return r;
         }
-        if (s->timed_out)
-                snprintf(note, size, "frames named again from debug info found by build-id (DEBUGINFOD_URLS), "
-                         "modules after %" PRIu64 " s not looked up", SYMBOLIZE_DEADLINE_USEC / USEC_PER_SEC);
-        else
-                snprintf(note, size, "frames named again from debug info found by build-id (DEBUGINFOD_URLS)");
-        append_missing(s, note, size);
+        fflush(NULL); /* nothing buffered is written twice */
+        pid = start_child(message, mods, sock, out);
+        sock[1] = safe_close(sock[1]);
+        out[1] = safe_close(out[1]);
+        r = pid < 0 ? (int) pid : converse(sock[0], out[0], mods, root, buf, sizeof(SymResult) + SYM_TEXT_MAX, &len);
+        close_pair(sock);
+        close_pair(out);
+        if (pid < 0)
+                return r;
+        w = wait_child(pid, r < 0);
+        if (r < 0)
+                return r;
+        if (w < 0)
+                return w;
+        return parse_result(buf, len, ret_text, note, note_size);
 }
 
 int symbolize_message(const char *message, const char *package_json, const char *root, char **ret_text, char *note,
                       size_t note_size) {
-        _cleanup_(symbolizer_free) Symbolizer *s = calloc(1, sizeof(Symbolizer));
-        _cleanup_free_ char *text = NULL;
+        _cleanup_(sym_modules_freep) SymModules *mods = calloc(1, sizeof(SymModules));
         int r;
 
         *ret_text = NULL;
-        if (!s)
+        if (!mods)
                 return -ENOMEM;
-        s->unreachable = run_unreachable;
-        if (s->unreachable < 0) {
-                make_note(s, note, note_size);
+        if (run_unreachable < 0) {
+                snprintf(note, note_size, "DEBUGINFOD_URLS could not be reached (%s): the trace as stored",
+                         strerror(-run_unreachable));
                 return 0;
         }
-        collect_modules(s, message, package_json);
-        if (s->n_mods == 0) {
+        sym_modules_collect(mods, message, package_json);
+        if (mods->n == 0) {
                 snprintf(note, note_size, "no module with a build-id to look up (DEBUGINFOD_URLS)");
                 return 0;
         }
@@ -460,24 +404,12 @@ int symbolize_message(const char *message, const char *package_json, const char 
         if (setenv("DEBUGINFOD_TIMEOUT", SYMBOLIZE_TIMEOUT_DEFAULT, 0) < 0 ||
             setenv("DEBUGINFOD_MAXTIME", SYMBOLIZE_MAXTIME_DEFAULT, 0) < 0)
                 return -ENOMEM;
-        elf_version(EV_CURRENT);
-        s->dwfl = dwfl_begin(&callbacks);
-        if (!s->dwfl)
-                return -ENOMEM;
-        r = report_modules(s, root);
-        if (r < 0)
-                return r;
         if (run_deadline == 0)
                 run_deadline = now_usec(CLOCK_MONOTONIC) + SYMBOLIZE_DEADLINE_USEC;
-        s->deadline = run_deadline;
-        r = rewrite(s, message, &text);
+        r = run_child(message, mods, root, ret_text, note, note_size);
         if (r < 0)
-                return r;
-        run_unreachable = s->unreachable;
-        make_note(s, note, note_size);
-        if (s->unreachable == 0)
-                *ret_text = TAKE_PTR(text);
-        return 0;
+                snprintf(note, note_size, "the lookup failed (%s): the trace as stored", strerror(-r));
+        return r == -ENOMEM ? r : 0;
 }
 
 #else

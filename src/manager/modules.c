@@ -17,27 +17,12 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "fs-kind.h"
 #include "hash.h"
 #include "macro.h"
 #include "modules.h"
 #include "test-fault.h"
 
-/* the magics older kernel headers lack */
-#ifndef PIDFS_MAGIC
-#define PIDFS_MAGIC 0x50494446
-#endif
-#ifndef MQUEUE_MAGIC
-#define MQUEUE_MAGIC 0x19800202
-#endif
-#ifndef CONFIGFS_MAGIC
-#define CONFIGFS_MAGIC 0x62656570
-#endif
-#ifndef FUSE_CTL_SUPER_MAGIC
-#define FUSE_CTL_SUPER_MAGIC 0x65735543
-#endif
-#ifndef FUSE_SUPER_MAGIC
-#define FUSE_SUPER_MAGIC 0x65735546 /* fuse, fuseblk and virtiofs alike */
-#endif
 #define MOUNT_FSTYPE_MAX 64    /* a mountinfo type ("fuse.sshfs"): longer ones are no virtiofs */
 #define MOUNT_ID_DIGITS_MAX 20 /* a 64-bit mount ID in decimal */
 #define MOUNT_HEAD_MAX 128     /* "ID PARENT MAJ:MIN ", and more */
@@ -169,23 +154,6 @@ bool modules_mount_trusted_fuse(const char *mountinfo, size_t len, uint64_t mnt_
                strcmp(fstype, "virtiofs") == 0 && modules_mount_dev(mountinfo, len, mnt_id, &mdev) == 0 && mdev == dev;
 }
 
-/* Kernel interfaces dressed as files: nothing on them is a module, and some of them (procfs's
- * mem, sysfs's resources, debugfs) are dangerous to hand out. */
-bool modules_fs_refused(uint64_t f_type) {
-        static const uint64_t refused[] = {
-                PROC_SUPER_MAGIC, SYSFS_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC, SECURITYFS_MAGIC,
-                CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, BPF_FS_MAGIC, CONFIGFS_MAGIC, EFIVARFS_MAGIC,
-                PSTOREFS_MAGIC, SELINUX_MAGIC, SMACK_MAGIC, DEVPTS_SUPER_MAGIC, BINFMTFS_MAGIC,
-                FUSE_CTL_SUPER_MAGIC, NSFS_MAGIC, ANON_INODE_FS_MAGIC, SOCKFS_MAGIC, PIPEFS_MAGIC,
-                MQUEUE_MAGIC, PIDFS_MAGIC,
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(refused); i++)
-                if (f_type == refused[i])
-                        return true;
-        return false;
-}
-
 static bool seen(const ModuleSet *s, const char *path) {
         for (size_t i = 0; i < s->n; i++)
                 if (strcmp(s->entries[i].path, path) == 0)
@@ -261,9 +229,9 @@ static int check_mapped(int fd, const MapsFile *mf, const char *mountinfo, size_
                 return -ESTALE;
         if (fstatfs(fd, &sf) < 0)
                 return negative_errno();
-        if (modules_fs_refused((uint64_t) sf.f_type))
+        if (fs_is_kernel_interface((uint64_t) sf.f_type))
                 return -EREMOTEIO;
-        if ((uint64_t) sf.f_type == FUSE_SUPER_MAGIC && !fuse_trusted(&sx, mountinfo, mlen))
+        if (fs_is_fuse((uint64_t) sf.f_type) && !fuse_trusted(&sx, mountinfo, mlen))
                 return -EREMOTE;
         return 0;
 }

@@ -102,5 +102,3 @@ int modules_mount_fstype(const char *mountinfo, size_t len, uint64_t mnt_id, cha
 /* Pure: whether a file with FUSE's magic, on the mount with ID mnt_id and device dev, may be
  * opened: mountinfo names that mount virtiofs (whose server is not a user's), on that device. */
 bool modules_mount_trusted_fuse(const char *mountinfo, size_t len, uint64_t mnt_id, dev_t dev);
-/* Pure: whether a file system (statfs f_type) is a kernel interface no module is opened on. */
-bool modules_fs_refused(uint64_t f_type);

@@ -11,10 +11,12 @@ import re
 import shutil
 import socket
 import subprocess
+import time
 import urllib.error
 import urllib.request
 
-from cdtest import (Env, _restore, check, coredumpctl, crash, read_exports, run_cases, skip, terminate, wait_until)
+from cdtest import (Env, _restore, check, coredumpctl, crash, ctl_command, read_exports, run_cases, skip, terminate,
+                    wait_until)
 
 DEBUGINFOD = "/usr/bin/debuginfod"
 FUNCS = ["dbgi_crash_inner", "dbgi_crash_middle", "dbgi_crash_outer"]
@@ -260,5 +262,72 @@ def case_gdb():
     d.stop()
 
 
+DWZ_FUNCS = ["dwz_crash_inner", "dwz_crash_outer"]
+DWZ_PROGRAM = r"""
+#include <stdio.h>
+struct shared_thing { int a; long b; char name[16]; };
+__attribute__((noinline)) static void dwz_crash_inner(volatile struct shared_thing *p) { p->a = 42; }
+__attribute__((noinline)) static void dwz_crash_outer(volatile struct shared_thing *p) { dwz_crash_inner(p); puts(""); }
+int main(int argc, char **argv) { dwz_crash_outer(argc > 100 ? (void *) argv : NULL); return 0; }
+"""
+
+
+def opened_for_reading(fifo):
+    """Whether a process has the FIFO open for reading now (an open for writing finds a reader)."""
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:  # ENXIO: no reader
+        return False
+    os.close(fd)
+    return True
+
+
+def case_altlink_fifo():
+    """Third review, finding 2: root's info parses files a user's entry names, with libdw, which
+    opens the path a module's .gnu_debugaltlink names by itself. A root-owned program whose DWARF
+    dwz moved partly into a shared file names a FIFO as that file: info with DEBUGINFOD_URLS set
+    names the frames all the same, nobody ever opens the FIFO, and the ELF and DWARF are parsed by
+    a confined child (nobody's, no file it may open). Before: root's coredumpctl opened the FIFO
+    for reading, and waited there for a writer."""
+    for tool in ("gcc", "dwz", "eu-readelf", DEBUGINFOD):
+        if not shutil.which(tool):
+            skip(f"{tool} missing (packages gcc, dwz, elfutils, debuginfod)")
+    env = Env()
+    d = env.start()
+    srcs = []
+    for name in ("dwz-a", "dwz-b"):  # dwz's multifile mode takes two programs at least
+        src = os.path.join(env.base, name + ".c")
+        with open(src, "w") as f:
+            f.write(DWZ_PROGRAM)
+        subprocess.run(["gcc", "-g", "-O0", "-fno-omit-frame-pointer", "-o", os.path.join(env.base, name), src], check=True)
+        srcs.append(os.path.join(env.base, name))
+    fifo = os.path.join(env.base, "common.dwz")
+    subprocess.run(["dwz", "-m", os.path.join(env.base, "made.dwz"), "-M", fifo, *srcs], check=True)
+    out = subprocess.run(["eu-readelf", "-S", srcs[0]], capture_output=True, text=True, check=True).stdout
+    check(".gnu_debugaltlink" in out, f"dwz left no .gnu_debugaltlink:\n{out}")
+    os.mkfifo(fifo, 0o644)
+    os.chmod(srcs[0], 0o755)
+    pid = crash_program(env, d, srcs[0])
+    empty_dir = os.path.join(env.base, "empty")
+    os.makedirs(empty_dir)
+    server = Debuginfod(env, "debuginfod-empty", empty_dir, "00" * 20, has_it=False)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGINFOD_")}
+    environ.update(DEBUGINFOD_URLS=server.url, DEBUGINFOD_CACHE_PATH=os.path.join(env.base, "cache"))
+    p = subprocess.Popen(ctl_command([*ctl_args(env), "info", str(pid)]), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=environ)
+    _restore.append((lambda: p.poll() is None and p.kill(), f"coredumpctl {p.pid}"))
+    opened = False
+    while p.poll() is None:
+        opened = opened or opened_for_reading(fifo)
+        time.sleep(0.01)
+        check(not opened, "coredumpctl info opened the FIFO the program's .gnu_debugaltlink names")
+    info = p.stdout.read().decode(errors="replace")
+    check(p.returncode == 0, f"info: exit {p.returncode}: {p.stderr.read().decode(errors='replace')}")
+    frames = [f[0] for f in program_frames(info, os.path.basename(srcs[0]))]
+    check(frames[:3] == DWZ_FUNCS + ["main"], f"frames {frames}:\n{info}")
+    server.stop()
+    d.stop()
+
+
 if __name__ == "__main__":
-    run_cases({"info": case_info, "gdb": case_gdb})
+    run_cases({"info": case_info, "gdb": case_gdb, "altlink_fifo": case_altlink_fifo})

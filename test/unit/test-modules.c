@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 
 #include "fd-util.h"
+#include "fs-kind.h"
 #include "modules.h"
 #include "tests.h"
 
@@ -114,12 +115,12 @@ static void test_mount_fstype(void) {
 }
 
 static void test_fs_refused(void) {
-        CHECK(modules_fs_refused(PROC_SUPER_MAGIC));
-        CHECK(modules_fs_refused(SYSFS_MAGIC));
-        CHECK(modules_fs_refused(DEBUGFS_MAGIC));
-        CHECK(!modules_fs_refused(EXT4_SUPER_MAGIC));
-        CHECK(!modules_fs_refused(TMPFS_MAGIC));
-        CHECK(!modules_fs_refused(BTRFS_SUPER_MAGIC));
+        CHECK(fs_is_kernel_interface(PROC_SUPER_MAGIC));
+        CHECK(fs_is_kernel_interface(SYSFS_MAGIC));
+        CHECK(fs_is_kernel_interface(DEBUGFS_MAGIC));
+        CHECK(!fs_is_kernel_interface(EXT4_SUPER_MAGIC));
+        CHECK(!fs_is_kernel_interface(TMPFS_MAGIC));
+        CHECK(!fs_is_kernel_interface(BTRFS_SUPER_MAGIC));
 }
 
 static int stat_of(int dir, const char *path, struct stat *ret) {
