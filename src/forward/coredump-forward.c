@@ -3,8 +3,10 @@
  * systemd-coredump's protocol (forward-proto.h), so the container's own coredumpctl lists it.
  *
  *   coredump-forward CORE-NAME [--userns] [--pidfd]
+ *   coredump-forward --launcher   (launcher.c: what starts the others, once)
  *
- * Started by coredumpd for one crash, with the descriptors it needs and nothing else:
+ * Started for one crash by the launcher, as coredumpd's child, with the descriptors it needs and
+ * nothing else:
  *   3  the core as the host stored it (CORE-NAME's suffix says how it is compressed)
  *   4  the fields to send (a sealed record, already in the container's terms)
  *   5  the container's root directory (O_PATH), beneath which its collector's socket is found
@@ -15,11 +17,11 @@
  * It never enters the container's mount namespace and runs none of its code: the socket is
  * resolved beneath the container's root (no symbolic link leaves it, the end must be a socket)
  * and connected to through that descriptor. A child, as nobody and confined (confine.h),
- * decompresses the core into a pipe whose read end the collector gets. Exit 0 once everything was sent and the whole core
- * written into the pipe; coredumpd's deadline kills it (and the child) if the container does
- * not take it. May touch: the descriptors above; host root (coredumpd's capabilities) until it
- * joins the container's user namespace, its root there after; nothing of the file system but
- * the socket beneath fd 5 and /proc/self/fd. */
+ * decompresses the core into a pipe whose read end the collector gets. Exit 0 once everything
+ * was sent and the whole core written into the pipe; coredumpd's deadline kills it (and the
+ * child) if the container does not take it. May touch: the descriptors above; host root (the
+ * launcher's five capabilities) until it joins the container's user namespace, its root there
+ * after; nothing of the file system but the socket beneath fd 5 and /proc/self/fd. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -44,6 +46,7 @@
 #include "ctl-decompress.h"
 #include "fd-util.h"
 #include "forward-proto.h"
+#include "launcher.h"
 #include "log.h"
 #include "macro.h"
 #include "record.h"
@@ -326,6 +329,8 @@ int main(int argc, char **argv) {
         bool userns = false, pidfd = false;
 
         log_setup("coredump-forward");
+        if (argc == 2 && strcmp(argv[1], "--launcher") == 0)
+                return launcher_run() < 0 ? 1 : 0;
         if (stay_private(parent) < 0 || close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
                 return 1;
         (void) signal(SIGPIPE, SIG_IGN);

@@ -13,15 +13,19 @@
  *                        their user namespace
  *   CAP_SETPCAP          workers empty their bounding set
  * Everything else it does (core_pattern, the socket, the storage directory) needs uid 0 only.
- * And in its permitted and bounding sets only, never effective:
- *   CAP_SYS_ADMIN        for coredump-forward, which joins a container's PID namespace (one a
- *                        container manager made outside its user namespace, as systemd-nspawn
- *                        does even with -U): systemd's socket unit in the container asks the
- *                        sender's PID there
- * The unit's CapabilityBoundingSet= lists the same. */
+ * And, from start-up until the forward launcher is started (forward-launch.h), in its permitted
+ * and bounding sets only, never effective:
+ *   CAP_SYS_ADMIN        for the launcher and the coredump-forward it starts, which joins a
+ *                        container's PID namespace (one a container manager made outside its
+ *                        user namespace, as systemd-nspawn does even with -U): systemd's socket
+ *                        unit in the container asks the sender's PID there
+ * manager_drop_forward_capability() then drops it from both: coredumpd, its collectors and its
+ * workers never hold it after start-up. The unit's CapabilityBoundingSet= lists the same. */
 #define MANAGER_CAPS_MASK                                                                       \
         ((UINT64_C(1) << 19) | (UINT64_C(1) << 2) | (UINT64_C(1) << 5) | (UINT64_C(1) << 7) |  \
          (UINT64_C(1) << 6) | (UINT64_C(1) << 8))
-#define MANAGER_CAPS_PERMITTED_ONLY (UINT64_C(1) << 21) /* CAP_SYS_ADMIN */
+#define MANAGER_CAPS_PERMITTED_ONLY (UINT64_C(1) << 21) /* CAP_SYS_ADMIN, until the launcher runs */
 
 int manager_drop_capabilities(void);
+/* CAP_SYS_ADMIN gone from the permitted and bounding sets, once the launcher has it. */
+int manager_drop_forward_capability(void);

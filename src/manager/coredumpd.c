@@ -14,6 +14,7 @@
 #include "syscall-filter.h"
 #include "config.h"
 #include "control.h"
+#include "forward-launch.h"
 #include "forward-proto.h"
 #include "log.h"
 #include "manager.h"
@@ -210,6 +211,13 @@ static int run(const Args *a) {
         if (r < 0)
                 return log_error_errno(r, "Failed to drop capabilities: %m");
         r = manager_new(&m, a->config_file, a->dropin_dir);
+        if (r >= 0) {
+                /* the one process that keeps CAP_SYS_ADMIN, for coredump-forward; not us */
+                forward_launcher_start(m);
+                r = manager_drop_forward_capability();
+                if (r < 0)
+                        log_error_errno(r, "Failed to drop CAP_SYS_ADMIN: %m");
+        }
         if (r >= 0)
                 r = manager_setup_listen(m, a->socket_path, a->receive_path);
         if (r >= 0)

@@ -12,6 +12,7 @@
 #include "container.h"
 #include "crash-record.h"
 #include "crash.h"
+#include "forward-launch.h"
 #include "handshake.h"
 #include "log.h"
 #include "macro.h"
@@ -268,7 +269,7 @@ static int crash_collect_start(Crash *c) {
         /* as systemd: where the kernel's pidfd says which process this is, or the dump is a
          * plain user's (pipe mode without %F); never one that was forwarded here already */
         if (!c->forwarded && (c->pidfd >= 0 || (c->info.coredump_mask & PIDFD_COREDUMP_USER)) &&
-            c->manager->forward_exec[0] &&
+            forward_launcher_ready(c->manager) &&
             (r = forward_target_find(c->proc_dir, host, c->info.ruid, c->info.rgid, &c->forward)) < 0)
                 log_debug_errno(r, "Crash of PID %d: its container cannot be checked for a collector: %m",
                                 (int) c->info.pid);

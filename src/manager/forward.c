@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "crash-record.h"
 #include "crash.h"
 #include "fd-util.h"
+#include "forward-launch.h"
 #include "forward-proto.h"
 #include "forward.h"
 #include "log.h"
@@ -301,55 +301,15 @@ static int on_forwarder_deadline(sd_event_source *s, uint64_t usec, void *userda
         return 0;
 }
 
-/* The descriptors moved to where coredump-forward expects them (3..8), in the child only. */
-static int spawn(Manager *m, const int fds[FORWARD_FDS], char *const argv[], pid_t *ret) {
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
-        int r;
-
-        sigemptyset(&none);
-        sigfillset(&all);
-        r = posix_spawn_file_actions_init(&fa);
-        if (r != 0)
-                return -r;
-        r = posix_spawnattr_init(&attr);
-        if (r != 0) {
-                posix_spawn_file_actions_destroy(&fa);
-                return -r;
-        }
-        for (int i = 0; i < FORWARD_FDS && r == 0; i++)
-                if (fds[i] >= 0)
-                        r = posix_spawn_file_actions_adddup2(&fa, fds[i], FORWARD_FD_FIRST + i);
-        if (r == 0)
-                r = posix_spawnattr_setsigmask(&attr, &none);
-        if (r == 0)
-                r = posix_spawnattr_setsigdefault(&attr, &all);
-        if (r == 0)
-                r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        if (r == 0)
-                r = posix_spawn(ret, m->forward_exec, &fa, &attr, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
-        return -r;
-}
-
-/* Each descriptor above the ones the child gets, so no dup2() overwrites another's source. */
-static int lift(int fd) {
-        return fd < 0 ? -EBADF : fcntl(fd, F_DUPFD_CLOEXEC, FORWARD_FD_FIRST + FORWARD_FDS);
-}
-
 int forward_start(Crash *c, int core_fd, const char *name) {
         Manager *m = c->manager;
         const ForwardTarget *t = c->forward;
-        _cleanup_close_ int core = -EBADF, memfd = -EBADF, fields_fd = -EBADF, root = -EBADF, userns = -EBADF,
-                            pidfd = -EBADF, pidns = -EBADF;
-        char *argv[5] = { (char *) "coredump-forward", (char *) name };
+        _cleanup_close_ int memfd = -EBADF;
         Record fields = {};
         Forwarder *f;
-        int n = 2, r;
+        int r;
 
-        if (!m->forward_exec[0])
+        if (!forward_launcher_ready(m))
                 return -ENOENT;
         r = forward_fields(c->record.buf, c->record.len, t, c->forward_signal,
                            c->pipe && c->pipe_hostname[0] ? c->pipe_hostname : NULL, c->pidfd >= 0, &fields);
@@ -359,23 +319,12 @@ int forward_start(Crash *c, int core_fd, const char *name) {
         record_free(&fields);
         if (memfd < 0)
                 return memfd;
-        core = lift(core_fd);
-        fields_fd = lift(memfd);
-        root = lift(t->root_fd);
-        userns = lift(t->userns_fd);
-        pidfd = lift(c->pidfd);
-        pidns = lift(t->pidns_fd);
-        if (core < 0 || fields_fd < 0 || root < 0 || pidns < 0 || (t->userns_fd >= 0 && userns < 0) || (c->pidfd >= 0 && pidfd < 0))
-                return -EMFILE;
-        if (userns >= 0)
-                argv[n++] = (char *) "--userns";
-        if (pidfd >= 0)
-                argv[n++] = (char *) "--pidfd";
         f = calloc(1, sizeof *f);
         if (!f)
                 return -ENOMEM;
         *f = (Forwarder) { .crash = c, .pidfd = -EBADF };
-        r = spawn(m, (int[]) { core, fields_fd, root, userns, pidfd, pidns }, argv, &f->pid);
+        /* started by the launcher, which keeps CAP_SYS_ADMIN for it, as our child */
+        r = forward_launcher_request(m, name, core_fd, memfd, t->root_fd, t->pidns_fd, t->userns_fd, c->pidfd, &f->pid);
         if (r >= 0) {
                 f->pidfd = pidfd_open_pid(f->pid);
                 r = f->pidfd < 0 ? f->pidfd : 0;

@@ -18,6 +18,7 @@
 #include "journal-send.h"
 #include "record-fields.h"
 #include "receive.h"
+#include "forward-launch.h"
 #include "manager.h"
 #include "proto.h"
 #include "store.h"
@@ -111,6 +112,8 @@ int manager_new(Manager **ret, const char *config_file, const char *dropin_dir) 
                 .storage_fd = -EBADF,
                 .worker_fd = -EBADF,
                 .forward_fd = -EBADF,
+                .launcher_sock = -EBADF,
+                .launcher_pidfd = -EBADF,
                 .refuse_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
                 .record_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
                 .user_cap_ratelimit = RATELIMIT_INIT(REFUSE_LOG_INTERVAL_USEC, REFUSE_LOG_BURST),
@@ -368,6 +371,7 @@ Manager *manager_free(Manager *m) {
                 crash_drop(m->crashes, LOG_ERR, "the daemon stopped before it was done; core lost, task released");
         collector_free_all(m);
         pool_free_all(m);
+        forward_launcher_stop(m);
         m->respawn_timer = sd_event_source_disable_unref(m->respawn_timer);
         m->finished_timer = sd_event_source_disable_unref(m->finished_timer);
         worker_watchdog_free(m);
@@ -381,6 +385,7 @@ Manager *manager_free(Manager *m) {
         safe_close(m->storage_fd);
         store_usage_reset(&m->store_usage);
         safe_close(m->worker_fd);
+        safe_close(m->forward_fd);
         sd_event_unref(m->event);
         free(m);
         return NULL;

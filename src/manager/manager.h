@@ -69,6 +69,11 @@ typedef struct Manager {
         char worker_exec[WORKER_EXEC_PATH_MAX]; /* /proc/self/fd/N of worker_fd: what is spawned */
         int forward_fd;               /* O_PATH: coredump-forward, found beside the worker (or -EBADF) */
         char forward_exec[WORKER_EXEC_PATH_MAX]; /* /proc/self/fd/N of forward_fd, "" without one */
+        /* the forward launcher (forward-launch.h): coredump-forward --launcher, started at start-up */
+        int launcher_sock;            /* -EBADF: none (no forwarding into containers) */
+        pid_t launcher_pid;
+        int launcher_pidfd;
+        sd_event_source *launcher_source;
         uid_t worker_uid;
         gid_t worker_gid;
         bool worker_user_shared;      /* "nobody": its other processes could stop a spare mapped ahead */

@@ -266,7 +266,8 @@ typedef struct MsgRecorded {
 } MsgRecorded;
 
 enum { JOB_FD_CONN, JOB_FD_OUT, JOB_FD_RECORD, JOB_FD_MODULES, JOB_FDS };
-#define PROTO_FDS_MAX JOB_FDS /* the most any message carries */
+/* the most any message carries: a job's, or a request to the forward launcher (launch-proto.h) */
+#define PROTO_FDS_MAX 6
 
 /* Sends one message with up to PROTO_FDS_MAX fds. */
 int proto_send(int sock, const void *msg, size_t size, const int *fds, size_t n_fds);

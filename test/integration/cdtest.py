@@ -162,6 +162,12 @@ def sleeps_in_poll(pid):
                 proc("syscall").split(" ", 1)[0] in POLL_SYSCALLS.get(os.uname().machine, ()))
 
 
+# the daemon's children that are no workers: the zygote, the spare collector, the forward launcher
+# (which names itself so once started from coredump-forward; until then its name is a number)
+LAUNCHER_COMM = "cd-fwd-launcher"
+NOT_WORKERS = ("coredump-zygote", "coredump-proc", LAUNCHER_COMM)
+
+
 class Daemon:
     def __init__(self, env, proc, log):
         self.env, self.proc, self.log = env, proc, log
@@ -176,16 +182,15 @@ class Daemon:
         return [(int(line.split()[0]), " ".join(line.split()[1:])) for line in out.splitlines()]
 
     def children(self):
-        """The daemon's workers: its children but the zygote that forks them and the spare
-        collector (coredump-proc)."""
-        return [pid for pid, comm in self._children_named() if comm not in ("coredump-zygote", "coredump-proc")]
+        """The daemon's workers: its children but the zygote that forks them, the spare
+        collector (coredump-proc) and the forward launcher."""
+        return [pid for pid, comm in self._children_named() if comm not in NOT_WORKERS]
 
     def worker_names(self):
         """The names of the daemon's workers, as ps saw them at one moment (a worker that exits
         and is reaped right after cannot fail the read). A collector forked that moment is named
         coredumpd until it names itself coredump-proc: neither is a worker's name."""
-        return {comm for _, comm in self._children_named()
-                if comm not in ("coredump-zygote", "coredump-proc", "coredumpd")}
+        return {comm for _, comm in self._children_named() if comm not in (*NOT_WORKERS, "coredumpd")}
 
     def zygote(self):
         """The zygote's PID, or None."""

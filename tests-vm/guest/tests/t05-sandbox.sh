@@ -13,6 +13,11 @@ grep -E "^(CapEff|CapBnd|NoNewPrivs|Seccomp|Seccomp_filters):" /proc/$main/statu
 mfilters=$(awk '/^Seccomp_filters:/{print $2}' /proc/$main/status)
 [ "$mfilters" -ge 2 ] || fail "manager without the unit's and its own syscall filters"
 [ "$(awk '/^CapEff/{print $2}' /proc/$main/status)" = 00000000000801e4 ] || fail "manager capabilities"
+# CAP_SYS_ADMIN is the forward launcher's alone, not in the manager's permitted or bounding set
+[ "$(awk '/^CapPrm/{print $2}' /proc/$main/status)" = 00000000000801e4 ] || fail "manager permitted capabilities"
+[ "$(awk '/^CapBnd/{print $2}' /proc/$main/status)" = 00000000000801e4 ] || fail "manager bounding set"
+launcher=$(pgrep -P "$main" -x cd-fwd-launcher) || fail "no forward launcher under the unit"
+[ "$(awk '/^CapEff/{print $2}' /proc/$launcher/status)" = 00000000002001c4 ] || fail "launcher capabilities"
 "$CRASHER" mem 300 random >/dev/null 2>&1 &
 cp=$!
 # a worker that took the job: it runs as the worker user (spare ones are still root, waiting)

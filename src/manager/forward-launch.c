@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coredumpd's side of the forward launcher: started once from coredump-forward --launcher
+ * while coredumpd still has CAP_SYS_ADMIN, then asked, one request per forwarded crash, to start
+ * coredump-forward as coredumpd's child. Manager (root): spawns, asks and reaps that one process. */
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "forward-launch.h"
+#include "launch-proto.h"
+#include "log.h"
+#include "manager.h"
+#include "pidfd-util.h"
+
+static int on_launcher_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        Manager *m = userdata;
+
+        log_error("The forward launcher (PID %d) exited (%s %d): crashes are no longer forwarded into containers "
+                  "until coredumpd is restarted", (int) m->launcher_pid, si->si_code == CLD_EXITED ? "status" : "signal",
+                  si->si_status);
+        m->launcher_source = sd_event_source_disable_unref(m->launcher_source);
+        m->launcher_pidfd = safe_close(m->launcher_pidfd);
+        m->launcher_sock = safe_close(m->launcher_sock);
+        m->launcher_pid = 0;
+        return 0;
+}
+
+/* posix_spawn of the launcher with its end of the pair on LAUNCHER_SOCKET_FD. */
+static int spawn_launcher(Manager *m, int sock, pid_t *ret) {
+        char *argv[] = { (char *) "coredump-forward", (char *) "--launcher", NULL };
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        sigset_t none, all;
+        int r;
+
+        sigemptyset(&none);
+        sigfillset(&all);
+        r = posix_spawn_file_actions_init(&fa);
+        if (r != 0)
+                return -r;
+        r = posix_spawnattr_init(&attr);
+        if (r == 0) {
+                r = posix_spawn_file_actions_adddup2(&fa, sock, LAUNCHER_SOCKET_FD);
+                r = r ?: posix_spawnattr_setsigmask(&attr, &none);
+                r = r ?: posix_spawnattr_setsigdefault(&attr, &all);
+                r = r ?: posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+                r = r ?: posix_spawn(ret, m->forward_exec, &fa, &attr, argv, environ);
+                posix_spawnattr_destroy(&attr);
+        }
+        posix_spawn_file_actions_destroy(&fa);
+        return -r;
+}
+
+void forward_launcher_start(Manager *m) {
+        LaunchReply ready;
+        int pair[2], r;
+
+        if (!m->forward_exec[0])
+                return;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+                log_warning_errno(negative_errno(), "Cannot start the forward launcher, crashes will not be forwarded "
+                                  "into containers: %m");
+                return;
+        }
+        r = spawn_launcher(m, pair[1], &m->launcher_pid);
+        safe_close(pair[1]);
+        if (r >= 0) {
+                m->launcher_pidfd = pidfd_open_pid(m->launcher_pid);
+                r = m->launcher_pidfd < 0 ? m->launcher_pidfd : 0;
+        }
+        if (r >= 0) /* up, named, and down to what it keeps */
+                r = proto_wait(pair[0], MSG_LAUNCHED, &ready, sizeof ready, NULL, 0, LAUNCH_REPLY_TIMEOUT_MSEC);
+        if (r >= 0 && (ready.error != 0 || ready.pid != 0))
+                r = -EBADMSG;
+        if (r >= 0)
+                r = sd_event_add_child_pidfd(m->event, &m->launcher_source, m->launcher_pidfd, WEXITED,
+                                             on_launcher_exit, m);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot start the forward launcher, crashes will not be forwarded into "
+                                  "containers: %m");
+                if (m->launcher_pid > 0) {
+                        (void) kill(m->launcher_pid, SIGKILL);
+                        (void) waitpid(m->launcher_pid, NULL, 0);
+                }
+                m->launcher_pidfd = safe_close(m->launcher_pidfd);
+                m->launcher_pid = 0;
+                safe_close(pair[0]);
+                return;
+        }
+        m->launcher_sock = pair[0];
+}
+
+bool forward_launcher_ready(const Manager *m) {
+        return m->launcher_sock >= 0;
+}
+
+int forward_launcher_request(Manager *m, const char *name, int core, int fields, int root, int pidns, int userns,
+                             int pidfd, pid_t *ret) {
+        LaunchRequest req = { .hdr = { PROTO_MAGIC, MSG_LAUNCH } };
+        int fds[LAUNCH_FDS_MAX] = { core, fields, root, pidns };
+        size_t n = 4;
+        LaunchReply reply;
+        int r;
+
+        if (m->launcher_sock < 0)
+                return -ENOENT;
+        if (strlen(name) >= sizeof req.name)
+                return -ENAMETOOLONG;
+        strcpy(req.name, name);
+        if (userns >= 0) {
+                req.flags |= LAUNCH_FLAG_USERNS;
+                fds[n++] = userns;
+        }
+        if (pidfd >= 0) {
+                req.flags |= LAUNCH_FLAG_PIDFD;
+                fds[n++] = pidfd;
+        }
+        r = proto_send(m->launcher_sock, &req, sizeof req, fds, n);
+        r = r ?: proto_wait(m->launcher_sock, MSG_LAUNCHED, &reply, sizeof reply, NULL, 0, LAUNCH_REPLY_TIMEOUT_MSEC);
+        if (r < 0)
+                return log_error_errno(r, "The forward launcher did not answer: %m");
+        if (reply.error < 0)
+                return reply.error;
+        if (reply.pid == 0 || reply.pid > INT32_MAX)
+                return -EBADMSG;
+        *ret = (pid_t) reply.pid;
+        return 0;
+}
+
+void forward_launcher_stop(Manager *m) {
+        m->launcher_source = sd_event_source_disable_unref(m->launcher_source);
+        m->launcher_sock = safe_close(m->launcher_sock);
+        if (m->launcher_pidfd >= 0)
+                (void) waitid((idtype_t) P_PIDFD, (id_t) m->launcher_pidfd, &(siginfo_t) {}, WEXITED);
+        m->launcher_pidfd = safe_close(m->launcher_pidfd);
+        m->launcher_pid = 0;
+}
