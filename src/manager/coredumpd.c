@@ -142,6 +142,7 @@ static int check_config(const Args *a) {
                 printf("MaxParallelPerUser=infinity\n");
         else
                 printf("MaxParallelPerUser=%u\n", config_max_parallel_per_user(&c));
+        printf("WorkerZygote=%s\n", c.worker_zygote ? "yes" : "no");
         if (c.worker_stall_usec == WORKER_STALL_INFINITY)
                 printf("WorkerStallTimeoutSec=infinity\n");
         else

@@ -26,6 +26,7 @@
 #include "time-util.h"
 #include "worker-pool.h"
 #include "worker-watchdog.h"
+#include "zygote.h"
 
 /* Refused connections are logged at most this often. */
 #define REFUSE_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
@@ -272,6 +273,8 @@ int manager_reload(Manager *m) {
                 }
         } else {
                 /* Spares were started for the old settings (user); busy workers finish their crash. */
+                if (!m->config.worker_zygote)
+                        zygote_stop(m);
                 pool_retire_idle(m);
                 m->map_ahead_failures = 0; /* the new settings may let spares be mapped ahead again */
                 pool_fill(m);

@@ -70,6 +70,8 @@ int zygote_start(Manager *m) {
         int pair[2], r;
         MsgReady ready;
 
+        if (!m->config.worker_zygote) /* (the default) each worker its own exec, and secrets */
+                return -ENOTCONN;
         if (z->ready)
                 return 0;
         if (z->failures >= ZYGOTE_FAILURES_MAX)

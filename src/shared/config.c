@@ -153,6 +153,7 @@ uint64_t config_spool_max(const Config *c, uint64_t physical) {
         }
 BOOL_KEY(enter_namespace, enter_namespace)
 BOOL_KEY(keep_forwarded, keep_forwarded)
+BOOL_KEY(worker_zygote, worker_zygote)
 
 static int parse_directory(Config *c, const char *v) {
         if (v[0] != '/' || strlen(v) >= sizeof c->directory || strstr(v, "/../") ||
@@ -281,6 +282,7 @@ static const struct {
         { "Directory", parse_directory, { FIELD(directory) } },
         { "WorkerUser", parse_worker_user, { FIELD(worker_user) } },
         { "SpareWorkers", parse_spare_workers, { FIELD(spare_workers) } },
+        { "WorkerZygote", parse_worker_zygote, { FIELD(worker_zygote) } },
         { "MaxParallel", parse_max_parallel, { FIELD(max_parallel) } },
         { "MaxParallelPerUser", parse_max_parallel_per_user, { FIELD(max_parallel_per_user) } },
         { "WorkerStallTimeoutSec", parse_worker_stall, { FIELD(worker_stall_usec) } },

@@ -85,6 +85,7 @@ typedef struct Config {
         unsigned max_parallel;
         uint64_t timeout_usec; /* per crash, from accept to release of the task */
         bool keep_forwarded;   /* a crash forwarded into its container keeps its core on the host too */
+        bool worker_zygote;    /* workers forked by one zygote (sharing its layout and secrets), not exec'd each */
         uint64_t forward_timeout_usec; /* the container's collector has this long to take a crash */
         /* crashes of one uid (but root) handled at once; PARALLEL_PER_USER_DEFAULT or _INFINITY */
         unsigned max_parallel_per_user;

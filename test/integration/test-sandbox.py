@@ -7,6 +7,7 @@ import errno
 import os
 import re
 import signal
+import struct
 import subprocess
 import time
 
@@ -369,7 +370,7 @@ def case_zygote():
     core took over therefore reaches no other crash: it cannot signal or trace (forbidden), and
     shares no socket, namespace or memory with the next one."""
     from cdtest import crash, read_file
-    env = Env({"SpareWorkers": "3"})
+    env = Env({"SpareWorkers": "3", "WorkerZygote": "yes"})
     d = env.start()
     z = wait_until(d.zygote, 10, lambda: f"a zygote:\n{d.log_text()}")
     check(read_file(f"/proc/{z}/comm") == "coredump-zygote", "zygote misnamed")
@@ -397,7 +398,7 @@ def case_zygote_killed():
     by a crafted core) gets the zygote replaced too, so the next worker has a new address layout;
     crashes are stored all along."""
     from cdtest import crash
-    env = Env({"SpareWorkers": "1"})
+    env = Env({"SpareWorkers": "1", "WorkerZygote": "yes"})
     d = env.start()
     z = wait_until(d.zygote, 10, lambda: f"a zygote:\n{d.log_text()}")
     os.kill(z, signal.SIGKILL)
@@ -413,6 +414,45 @@ def case_zygote_killed():
     check(any(f".{pid}." in c for c in env.wait_cores(2)), f"crash after the renewal not stored:\n{d.log_text()}")
     print(f"observed: zygotes {z} -> {z2} (killed) -> {z3} (a worker killed)")
     check(d.stop() == 0, "daemon did not stop cleanly")
+
+
+AT_RANDOM = 25  # the auxv entry: 16 random bytes the kernel gives each exec, glibc's canary and pointer guard
+
+
+def secrets(pid):
+    """(libc's address, the 16 bytes AT_RANDOM points at) of a process: its layout, and what glibc
+    took its stack canary and pointer guard from."""
+    with open(f"/proc/{pid}/maps") as f:
+        libc = next(l.split("-")[0] for l in f if "/libc.so" in l)
+    with open(f"/proc/{pid}/auxv", "rb") as f:
+        auxv = f.read()
+    where = next(v for k, v in struct.iter_unpack("<QQ", auxv) if k == AT_RANDOM)
+    with open(f"/proc/{pid}/mem", "rb") as f:
+        f.seek(where)
+        return libc, f.read(16)
+
+
+def case_worker_secrets():
+    """Third review, finding 5: each worker has an address layout, stack canary and pointer guard
+    of its own (it is started from the worker binary, not forked from a zygote), so that a user who
+    took over the worker of their own crash learns nothing that helps against a sibling reading
+    another user's crash: three spares, three layouts and three AT_RANDOMs. With WorkerZygote=yes,
+    the trade-off coredump-socket.conf(5) describes, they share the zygote's (shown here too).
+    Before: every worker was the zygote's fork."""
+    for zygote, want_distinct in (("no", True), ("yes", False)):
+        env = Env({"SpareWorkers": "3", "WorkerZygote": zygote})
+        d = env.start()
+        spares = d.wait_idle_workers(3)
+        seen = [secrets(w) for w in spares]
+        layouts, randoms = {s[0] for s in seen}, {s[1] for s in seen}
+        if want_distinct:
+            check(len(layouts) == 3 and len(randoms) == 3 and d.zygote() is None,
+                  f"workers share secrets: libc at {sorted(layouts)}, {len(randoms)} AT_RANDOMs, zygote {d.zygote()}")
+        else:
+            check(len(layouts) == 1 and len(randoms) == 1, f"WorkerZygote=yes: {sorted(layouts)}, {len(randoms)}")
+        pid, _ = crash("segv")
+        check(any(f".{pid}." in c for c in env.wait_cores(1)), f"a crash was not stored:\n{d.log_text()}")
+        check(d.stop() == 0, "daemon did not stop cleanly")
 
 
 run_cases({n[5:]: f for n, f in globals().items() if n.startswith("case_")})

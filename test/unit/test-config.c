@@ -200,7 +200,8 @@ static bool config_same(const Config *a, const Config *b) {
                a->rate_limit_interval_usec == b->rate_limit_interval_usec &&
                a->rate_limit_burst == b->rate_limit_burst && a->mode == b->mode &&
                a->max_parallel_per_user == b->max_parallel_per_user && a->worker_stall_usec == b->worker_stall_usec &&
-               a->keep_forwarded == b->keep_forwarded && a->forward_timeout_usec == b->forward_timeout_usec && a->spool_max == b->spool_max;
+               a->keep_forwarded == b->keep_forwarded && a->forward_timeout_usec == b->forward_timeout_usec &&
+               a->spool_max == b->spool_max && a->worker_zygote == b->worker_zygote;
 }
 
 /* A value other than the default for each key; a key missing here fails the test. */
@@ -216,6 +217,7 @@ static const char *const non_defaults[][2] = {
         { "RateLimitIntervalSec", "10s" }, { "RateLimitBurst", "99" },
         { "MaxParallelPerUser", "2" }, { "WorkerStallTimeoutSec", "1min" },
         { "KeepForwarded", "yes" },    { "ForwardTimeoutSec", "30s" },
+        { "WorkerZygote", "yes" },
 };
 
 static const char *non_default(const char *key) {
