@@ -27,6 +27,7 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "memfd-slot.h"
 #include "pidfd-util.h"
 #include "test-fault.h"
 #include "time-util.h"
@@ -360,11 +361,13 @@ static bool fault_grant_hold(Worker *w, const MsgSpool *grant) {
         return true;
 }
 
+static int send_grant(Worker *w, const MsgSpool *grant);
+
 static int fault_grant_release(Worker *w) {
         if (!w->fault_grant_held)
                 return 0;
         w->fault_grant_held = false;
-        return proto_send(w->control_fd, &w->fault_grant, sizeof w->fault_grant, NULL, 0);
+        return send_grant(w, &w->fault_grant);
 }
 
 /* COREDUMPD_TEST_FAULT=early-unread: nothing of a worker whose DETAILS is due (its messages, its
@@ -401,6 +404,29 @@ static void fault_events_release(Worker *w) {
 }
 #endif
 
+/* The memfd a GRANT carries: sized to what was granted and sealed so that neither it nor the
+ * worker (whose filter refuses memfd_create) can hold more of the machine's memory in its spool,
+ * whatever a core it reads makes of it. */
+static int grant_memfd(uint64_t bytes) {
+        _cleanup_close_ int fd = memfd_slot_new("coredump-spool");
+        int r;
+
+        if (fd < 0)
+                return fd;
+        r = memfd_slot_limit(fd, bytes);
+        if (r >= 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+                r = negative_errno();
+        return r < 0 ? r : TAKE_FD(fd);
+}
+
+static int send_grant(Worker *w, const MsgSpool *grant) {
+        _cleanup_close_ int fd = grant_memfd(grant->bytes);
+
+        if (fd < 0)
+                return fd;
+        return proto_send(w->control_fd, grant, sizeof *grant, &fd, 1);
+}
+
 /* SPOOL: as much as asked, as far as its ceiling and what SpoolMax= has left allow. */
 static void on_spool(Worker *w) {
         Manager *m = w->manager;
@@ -425,7 +451,7 @@ static void on_spool(Worker *w) {
                   ask.bytes);
         if (fault_grant_hold(w, &grant))
                 return;
-        r = proto_send(w->control_fd, &grant, sizeof grant, NULL, 0);
+        r = send_grant(w, &grant);
         if (r < 0)
                 worker_fail(w, "could not be sent its spool", "the worker failed");
 }

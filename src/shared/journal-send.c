@@ -15,6 +15,7 @@
 #include "fd-util.h"
 #include "journal-send.h"
 #include "macro.h"
+#include "memfd-slot.h"
 #include "record.h"
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
@@ -63,18 +64,28 @@ static size_t field_size(size_t name_len, size_t value_len) {
         return name_len + 1 + sizeof(uint64_t) + value_len + 1;
 }
 
+/* A memfd made ahead for the next large entry (the worker's, which may make none itself), or
+ * -EBADF: one is made then. */
+static int entry_slot = -EBADF;
+
+void journal_send_use_memfd(int fd) {
+        safe_close(entry_slot);
+        entry_slot = fd;
+}
+
 static int send_memfd(int sock, const uint8_t *buf, size_t len, int flags) {
-        _cleanup_close_ int fd = memfd_create("journal-entry", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        _cleanup_close_ int fd = entry_slot >= 0 ? TAKE_FD(entry_slot) : memfd_slot_new("journal-entry");
         char control[CMSG_SPACE(sizeof(int))] = {};
         struct msghdr mh = { .msg_control = control, .msg_controllen = sizeof control };
         struct cmsghdr *cmsg;
+        int r;
 
         if (fd < 0)
-                return negative_errno();
-        if (loop_write(fd, buf, len) < 0)
-                return -EIO;
-        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
-                return negative_errno();
+                return fd;
+        r = memfd_slot_fill(fd, buf, len);
+        r = r ?: memfd_slot_finish(fd, len);
+        if (r < 0)
+                return r;
         cmsg = CMSG_FIRSTHDR(&mh);
         cmsg->cmsg_level = SOL_SOCKET;
         cmsg->cmsg_type = SCM_RIGHTS;

@@ -13,3 +13,7 @@
  * plus, if core_field is not NULL, the prepared "COREDUMP=<core>" of core_len bytes. flags go to
  * send(): MSG_DONTWAIT where a stopped journald must not stop the caller. */
 int journal_send_record(const uint8_t *rec, size_t len, const void *core_field, size_t core_len, int flags);
+/* The memfd the next entry too large for a datagram is written into (taken, and closed once
+ * used): made ahead by a process whose filter refuses memfd_create, bounded by its seals
+ * (memfd-slot.h). Without one, such an entry makes its own. */
+void journal_send_use_memfd(int fd);

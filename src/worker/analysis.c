@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "analysis.h"
+#include "memfd-slot.h"
 #include "build-config.h"
 #include "crash-signature.h"
 #include "fd-util.h"
@@ -178,15 +179,13 @@ int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, i
         return add_backtrace(cap, mods, exe, signo, ret);
 }
 
-int analysis_memfd(const Record *r) {
-        _cleanup_close_ int fd = memfd_create("coredump-analysis", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+int analysis_memfd(int slot, const Record *r) {
+        _cleanup_close_ int fd = slot;
         int e;
 
         if (fd < 0)
-                return negative_errno();
-        if (r->len > 0 && (e = loop_write(fd, r->buf, r->len)) < 0)
-                return e;
-        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
-                return negative_errno();
-        return TAKE_FD(fd);
+                return fd;
+        e = memfd_slot_fill(fd, r->buf, r->len);
+        e = e ?: memfd_slot_finish(fd, r->len);
+        return e < 0 ? e : TAKE_FD(fd);
 }

@@ -37,5 +37,6 @@ int module_files_take(ModuleFiles *m);
 /* Builds the analysis record from what the stream captured. Never fails for a bad core: the
  * stack trace text then says why there is none. */
 int analysis_build(CoreCapture *cap, const ModuleFiles *mods, const char *exe, int signo, Record *ret);
-/* The record in a sealed memfd. */
-int analysis_memfd(const Record *r);
+/* The record written into slot, a memfd made ahead (memfd-slot.h; taken), cut to it and sealed
+ * whole; the memfd, or an error (slot closed). */
+int analysis_memfd(int slot, const Record *r);

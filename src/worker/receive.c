@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The core stream: the kernel's connection read into the sink (and the journal memfd) within the
  * job's limits, then closed to release the task. Worker (sandboxed): only the job's fds. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -224,11 +225,13 @@ typedef enum SpoolMode {
 /* Once the ELF headers say how large the core is (the chunk that brought them is not stored
  * yet): room asked for what is left of the stored part, and the spool opened at the chunk's
  * offset with what was granted. */
-static SpoolMode spool_decide(const ElfStream *elf, const StoreCtx *st, uint64_t got,
-                              int (*ask)(uint64_t bytes, uint64_t *granted), Spool *spool) {
+static SpoolMode spool_decide(const ElfStream *elf, const StoreCtx *st, uint64_t got, const ReceiveHooks *hooks,
+                              Spool *spool) {
         uint64_t end, want, granted = 0;
+        int fd = -EBADF;
 
-        if (!st->sink || !ask || st->job->spool_max == 0 || st->cut || st->error < 0 || elf->state == ELF_STREAM_INVALID)
+        if (!st->sink || !hooks->ask || st->job->spool_max == 0 || st->cut || st->error < 0 ||
+            elf->state == ELF_STREAM_INVALID)
                 return SPOOL_OFF;
         if (elf->state != ELF_STREAM_KNOWN)
                 return got < SPOOL_DECIDE_BY ? SPOOL_UNDECIDED : SPOOL_OFF;
@@ -239,13 +242,19 @@ static SpoolMode spool_decide(const ElfStream *elf, const StoreCtx *st, uint64_t
          * size limit (a core larger than that spills: the limit is never raised for the spool).
          * What fits the room that came with the job is not asked for. */
         want = MIN(MIN(end - got, st->job->spool_max), job_file_size_limit(st->job));
-        if (want <= st->job->spool_given)
+        if (want <= st->job->spool_given && hooks->given_fd >= 0) {
                 granted = want;
-        else if (ask(want, &granted) < 0)
+                fd = fcntl(hooks->given_fd, F_DUPFD_CLOEXEC, 3);
+                if (fd < 0)
+                        return SPOOL_OFF;
+        } else if (hooks->ask(want, &granted, &fd) < 0)
                 return SPOOL_OFF;
-        if (granted == 0)
+        if (granted == 0) {
+                safe_close(fd);
                 return SPOOL_OFF;
-        if (spool_open(spool, got, MIN(MIN(granted, st->job->spool_max), job_file_size_limit(st->job))) < 0) {
+        }
+        /* the memfd's seals hold it to what was granted, whatever becomes of this process */
+        if (spool_open(spool, fd, got, MIN(MIN(granted, st->job->spool_max), job_file_size_limit(st->job))) < 0) {
                 log_debug("Could not open the spool, compressing while receiving");
                 return SPOOL_OFF;
         }
@@ -341,7 +350,7 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
                                     loop_write(journal_fd, buf, (size_t) n) < 0))
                         journal_fit = false;
                 if (mode == SPOOL_UNDECIDED)
-                        mode = spool_decide(&elf, &st, got, hooks->ask, &spool);
+                        mode = spool_decide(&elf, &st, got, hooks, &spool);
                 if (mode == SPOOL_ON && spool_add(&spool, buf, spool_share(job, got, (size_t) n)) < 0) {
                         mode = SPOOL_OFF;
                         (void) spool_spill(&spool, &st);

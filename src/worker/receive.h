@@ -44,8 +44,12 @@ int core_receive_prepare(void);
 
 /* What core_receive() calls back (the struct is required; each field may be NULL: nothing). */
 typedef struct ReceiveHooks {
-        /* asks the manager for bytes of spool; *granted is what it may hold (0: none) */
-        int (*ask)(uint64_t bytes, uint64_t *granted);
+        /* asks the manager for bytes of spool; *granted is what it may hold (0: none), *ret_fd the
+         * memfd the manager made for it, sealed at that size (taken) */
+        int (*ask)(uint64_t bytes, uint64_t *granted, int *ret_fd);
+        /* the room that came with the job (MsgJob.spool_given): a memfd sealed at that size before
+         * a byte of the core was read, taken by the spool if it uses that room (-EBADF: none) */
+        int given_fd;
         /* between two chunks of the core, for what else the worker waits on */
         void (*tick)(void);
         /* a spooled core only: once the connection is closed (received: bytes of the core), before

@@ -37,8 +37,10 @@ static const int allowed[] = {
         SCMP_SYS(recvmsg), SCMP_SYS(recvfrom), SCMP_SYS(sendmsg), SCMP_SYS(sendto), SCMP_SYS(poll), SCMP_SYS(ppoll),
         /* the output's file system: storing stops before it goes below KeepFree= */
         SCMP_SYS(fstatfs),
-        /* the journal: a datagram socket (filtered below), big entries through a memfd */
-        SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(memfd_create),
+        /* the journal: a datagram socket (filtered below), big entries through a memfd made ahead
+         * (memfd_create is refused: a worker holds only the memfds it made before this filter,
+         * bounded by their seals, and the spool the manager grants it) */
+        SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt),
         /* memory (mmap and mprotect filtered below) */
         SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
         /* the process itself */

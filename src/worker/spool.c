@@ -14,9 +14,9 @@
 
 #define SPOOL_EXTENTS_INITIAL 64U
 
-int spool_open(Spool *s, uint64_t start, uint64_t granted) {
-        *s = (Spool) { .fd = memfd_create("coredump-spool", MFD_CLOEXEC), .granted = granted, .start = start,
-                       .end = start };
+int spool_open(Spool *s, int fd, uint64_t start, uint64_t granted) {
+        *s = (Spool) { .fd = fd >= 0 ? fd : memfd_create("coredump-spool", MFD_CLOEXEC), .granted = granted,
+                       .start = start, .end = start };
         return s->fd < 0 ? negative_errno() : 0;
 }
 

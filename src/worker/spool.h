@@ -36,8 +36,9 @@ typedef struct Spool {
         size_t n_extents, cap_extents;
 } Spool;
 
-/* A spool for the stream from offset start, holding at most granted bytes. */
-int spool_open(Spool *s, uint64_t start, uint64_t granted);
+/* A spool for the stream from offset start, holding at most granted bytes, in the memfd fd
+ * (taken; -EBADF: a new one). */
+int spool_open(Spool *s, int fd, uint64_t start, uint64_t granted);
 /* Appends the next n bytes of the stream. -ENOSPC if they do not fit (nothing of them is kept:
  * replay what is there, then go on without). */
 int spool_add(Spool *s, const uint8_t *p, size_t n);

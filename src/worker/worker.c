@@ -33,6 +33,8 @@
 #include "sandbox.h"
 #include "sink.h"
 #include "zygote.h"
+#include "memfd-slot.h"
+#include "journal-send.h"
 
 static const char journal_core_prefix[] = "COREDUMP=";
 
@@ -57,19 +59,65 @@ static int limit_file_size(const MsgJob *job) {
 
 static int take_details(void);
 
-/* SPOOL, then the manager's GRANT (a DETAILS sent meanwhile is taken first). */
-static int ask_spool(uint64_t bytes, uint64_t *granted) {
+/* SPOOL, then the manager's GRANT with the memfd it made, sealed at the size granted (a DETAILS
+ * sent meanwhile is taken first). */
+static int ask_spool(uint64_t bytes, uint64_t *granted, int *ret_fd) {
         MsgSpool ask = { .hdr = { PROTO_MAGIC, MSG_SPOOL }, .bytes = bytes }, grant;
         int r = proto_send(WORKER_CONTROL_FD, &ask, sizeof ask, NULL, 0);
 
         if (r >= 0)
                 r = take_details();
         if (r >= 0)
-                r = wait_msg(MSG_SPOOL_GRANT, &grant, sizeof grant, NULL, 0);
+                r = wait_msg(MSG_SPOOL_GRANT, &grant, sizeof grant, ret_fd, 1);
         if (r < 0)
                 return log_warning_errno(r, "No spool granted: %m");
         *granted = grant.bytes;
         return 0;
+}
+
+/* The memfds a job may need besides the spool the manager grants: made at the worker's start,
+ * before its seccomp filter (which refuses memfd_create), and each sealed against growing past
+ * its bound before a byte of the core is read (limit_slots()), so that a worker the core took
+ * over holds no more memory in files than these bounds and its spool's. */
+typedef struct Slots {
+        int analysis;     /* the stack traces, sent with RESULT: a record */
+        int entry;        /* a journal entry too large for a datagram: a record, and the core inline */
+        int journal_core; /* Storage=journal: "COREDUMP=" and the core, as far as JournalSizeMax= */
+        int spool;        /* the room that came with the job (MsgJob.spool_given) */
+} Slots;
+
+static Slots slots = { -EBADF, -EBADF, -EBADF, -EBADF };
+
+static int make_slots(void) {
+        slots.analysis = memfd_slot_new("coredump-analysis");
+        slots.entry = memfd_slot_new("journal-entry");
+        slots.journal_core = memfd_slot_new("coredump-journal");
+        slots.spool = memfd_slot_new("coredump-spool");
+        if (slots.analysis < 0 || slots.entry < 0 || slots.journal_core < 0 || slots.spool < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Each slot's bound for this job (one the job does not need is closed), within its file size
+ * limit (limit_file_size()), which no file of the worker passes anyway. */
+static int limit_slots(const MsgJob *job) {
+        bool journal = job->flags & JOB_FLAG_JOURNAL_CORE;
+        uint64_t fsize = job_file_size_limit(job), core = 0;
+        int r;
+
+        if (journal)
+                core = MIN(job->journal_size_max, UINT64_MAX - RECORD_MAX) + sizeof journal_core_prefix;
+        r = memfd_slot_limit(slots.analysis, MIN((uint64_t) RECORD_MAX, fsize));
+        r = r ?: memfd_slot_limit(slots.entry, MIN(WORKER_FSIZE_FLOOR + core, fsize));
+        if (journal)
+                r = r ?: memfd_slot_limit(slots.journal_core, MIN(core, fsize));
+        else
+                slots.journal_core = safe_close(slots.journal_core);
+        if (job->spool_given > 0)
+                r = r ?: memfd_slot_limit(slots.spool, MIN(job->spool_given, fsize));
+        else
+                slots.spool = safe_close(slots.spool);
+        return r;
 }
 
 static int job_valid(const MsgJob *job) {
@@ -197,14 +245,14 @@ static int take_details(void) {
         return receive_details();
 }
 
+/* The core inline in the entry: its slot, written from its start (its length is where the
+ * writing got to). */
 static int open_journal_core(const MsgJob *job) {
         int fd;
 
-        if (!(job->flags & JOB_FLAG_JOURNAL_CORE))
+        if (!(job->flags & JOB_FLAG_JOURNAL_CORE) || slots.journal_core < 0)
                 return -EBADF;
-        fd = memfd_create("coredump-journal", MFD_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
+        fd = TAKE_FD(slots.journal_core);
         if (loop_write(fd, journal_core_prefix, sizeof journal_core_prefix - 1) < 0)
                 return safe_close(fd);
         return fd;
@@ -213,14 +261,15 @@ static int open_journal_core(const MsgJob *job) {
 static int write_entry(Record *rec, const CoreFacts *facts, int journal_fd, bool journal_fit) {
         void *core = NULL;
         size_t core_len = 0;
-        struct stat st;
+        off_t end;
         int r;
 
         r = record_finalize(rec, facts);
         if (r < 0)
                 return r;
-        if (journal_fd >= 0 && journal_fit && fstat(journal_fd, &st) == 0 && st.st_size > 0) {
-                core_len = (size_t) st.st_size;
+        /* its slot is sized to its bound: the core is as long as what was written */
+        if (journal_fd >= 0 && journal_fit && (end = lseek(journal_fd, 0, SEEK_CUR)) > 0) {
+                core_len = (size_t) end;
                 core = mmap(NULL, core_len, PROT_READ, MAP_PRIVATE, journal_fd, 0);
                 if (core == MAP_FAILED)
                         return negative_errno();
@@ -433,7 +482,7 @@ static int analyse(CoreCapture *cap, const ModuleFiles *mods, const MsgResult *r
         r = analysis_build(cap, mods, exe, signo, &analysis);
         if (r < 0)
                 log_warning_errno(r, "Failed to describe the stack traces: %m");
-        fd = analysis_memfd(&analysis);
+        fd = analysis_memfd(TAKE_FD(slots.analysis), &analysis);
         if (fd < 0)
                 return fd;
         r = record_merge_analysis(rec, analysis.buf, analysis.len);
@@ -478,7 +527,8 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], ModuleFiles *mods) {
         take_module_files(mods); /* no giving back from here */
         details.rec = &rec;
         r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job,
-                         &(ReceiveHooks) { .ask = ask_spool, .tick = details_tick, .received = details_wait }, &res,
+                         &(ReceiveHooks) { .ask = ask_spool, .given_fd = slots.spool, .tick = details_tick,
+                                           .received = details_wait }, &res,
                          &journal_fit, &cap);
         fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released (DETAILS: once /proc is read) */
         if (r < 0)
@@ -512,6 +562,7 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], ModuleFiles *mods) {
         commit.facts.comm[sizeof commit.facts.comm - 1] = 0;
         commit.facts.processing_error[sizeof commit.facts.processing_error - 1] = 0;
         maybe_misbehave(&rec, "journal", fds[JOB_FD_OUT], mods);
+        journal_send_use_memfd(TAKE_FD(slots.entry));
         recorded.error = write_entry(&rec, &commit.facts, journal_fd, journal_fit);
         return proto_send(WORKER_CONTROL_FD, &recorded, sizeof recorded, NULL, 0);
 }
@@ -554,7 +605,8 @@ static int enter(const SandboxParams *p) {
 /* What a job keeps into its sandbox: the control socket, the connection, the output, the record,
  * the module files' queue (the files are taken out of it later, run_job()). */
 static int enter_sandbox(const MsgJob *job, const int fds[JOB_FDS], const ModuleFiles *mods) {
-        const int keep[] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD], mods->queue };
+        const int keep[] = { WORKER_CONTROL_FD, fds[JOB_FD_CONN], fds[JOB_FD_OUT], fds[JOB_FD_RECORD], mods->queue,
+                             slots.analysis, slots.entry, slots.journal_core, slots.spool };
         SandboxParams p = job_sandbox(job, mods->n);
 
         p.keep_fds = keep;
@@ -584,7 +636,7 @@ static int mapped_valid(const MsgMapped *m) {
  * core), which the job lowers (sandbox_narrow()); then READY again, sandboxed. 1 if so, 0 if
  * the next message is something else, or negative errno. */
 static int enter_sandbox_ahead(MsgMapped *ret) {
-        static const int keep[] = { WORKER_CONTROL_FD };
+        const int keep[] = { WORKER_CONTROL_FD, slots.analysis, slots.entry, slots.journal_core, slots.spool };
         MsgReady ready = { .hdr = { PROTO_MAGIC, MSG_READY }, .pid = (uint32_t) getpid(), .flags = READY_FLAG_SANDBOXED };
         SandboxParams sp;
         uint32_t type;
@@ -657,6 +709,10 @@ static int worker_main(void) {
         r = close_all_fds_except(keep, ELEMENTSOF(keep));
         if (r < 0)
                 return log_error_errno(r, "Failed to close stray fds: %m"), 3;
+        /* before the filter that refuses memfd_create */
+        r = make_slots();
+        if (r < 0)
+                return log_error_errno(r, "Failed to make the job's memfds: %m"), 3;
         /* counted while /sys is still there (the zygote's workers inherit its count) */
         sink_zstd_count_cpus();
         /* coredumpd maps the ids into them (READY_FLAG_USERNS): no helper process */
@@ -697,6 +753,8 @@ static int worker_main(void) {
         r = limit_file_size(&job);
         if (r < 0)
                 r = give_back(fds, log_error_errno(r, "Failed to limit the core's file size: %m"));
+        if (r == 0 && (r = limit_slots(&job)) < 0)
+                r = give_back(fds, log_error_errno(r, "Failed to bound the job's memfds: %m"));
         if (r == 0) {
                 r = module_files_receive(job.n_modules, fds[JOB_FD_MODULES], &mods, wait_msg);
                 fds[JOB_FD_MODULES] = safe_close(fds[JOB_FD_MODULES]);

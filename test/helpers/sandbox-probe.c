@@ -165,6 +165,8 @@ static int act(const char *a, const char *arg) {
         }
         if (!strcmp(a, "fork"))
                 return report(fork());
+        if (!strcmp(a, "memfd")) /* more memory than its bounded memfds: refused */
+                return report(memfd_create("more", MFD_CLOEXEC));
         if (!strcmp(a, "threads"))
                 return start_threads(atoi(arg));
         if (!strcmp(a, "threads-allowed")) {

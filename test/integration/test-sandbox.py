@@ -40,7 +40,7 @@ def case_forbidden():
         "connect": f"errno={errno.ENOENT}",
         "socket-inet": -signal.SIGSYS, "socket-unix-stream": -signal.SIGSYS, "execve": -signal.SIGSYS,
         "ptrace": -signal.SIGSYS, "mount": -signal.SIGSYS, "setuid0": -signal.SIGSYS, "mmap-exec": -signal.SIGSYS,
-        "mprotect-exec": -signal.SIGSYS, "fork": -signal.SIGSYS, "kill": -signal.SIGSYS,
+        "mprotect-exec": -signal.SIGSYS, "fork": -signal.SIGSYS, "kill": -signal.SIGSYS, "memfd": -signal.SIGSYS,
         "clone-vm": -signal.SIGSYS, "clone3": f"errno={errno.ENOSYS}",
         # a worker sandboxed ahead of its job lowers its own limits to the job's; none goes up,
         # none but those it set may be touched, and no other process's, even its own by number

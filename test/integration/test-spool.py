@@ -4,6 +4,7 @@
 compressed after; the stored core is the same either way, zero pages are not held, a core that
 outgrows the spool is compressed while received, and a daemon told to stop finishes a spooled
 core first."""
+import fcntl
 import os
 import re
 import signal
@@ -98,6 +99,67 @@ def case_overflow():
     d.stop()
 
 
+def memfds(pid):
+    """{fd: name} of the memfds process pid holds."""
+    out = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except FileNotFoundError:
+            continue
+        if target.startswith("/memfd:"):
+            out[int(fd)] = target[len("/memfd:"):].split(" ")[0]
+    return out
+
+
+def case_bounded():
+    """Third review, finding 4: what a worker holds in memory files is bounded, whatever a core
+    it reads makes of it. Caught while it compresses a spooled core of 32 MiB of random bytes
+    (level 19, slow), the worker's spool is the memfd the manager made with its GRANT, no larger
+    than granted (within SpoolMax=48M) and sealed against growing, shrinking or new seals: a write
+    past its end fails (EPERM) from any process, the worker too. Its other memfds were each sealed
+    against growing before the core's first byte; a new one it cannot make (sandbox's forbidden
+    case: memfd_create is killed by its filter). Before: the worker made its memfds as it liked,
+    each as large as its RLIMIT_FSIZE, as many as its descriptors."""
+    env = Env({"SpoolMax": "48M", "CompressLevel": "19"})
+    d = env.start(environ=DEBUG)
+    p = start_crash("mem", 32, "random")
+
+    def spooling():
+        for w in d.children():
+            try:
+                named = memfds(w)
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            spool = [fd for fd, name in named.items() if name == "coredump-spool"]
+            if spool and os.fstat(os.open(f"/proc/{w}/fd/{spool[0]}", os.O_RDONLY)).st_size > 0:
+                return w, named, spool[0]
+        return None
+    w, named, spool_fd = wait_until(spooling, 30, lambda: f"a worker holding its spool:\n{d.log_text()}")
+    granted = [int(g) for g, _ in re.findall(GRANTED, d.log_text())]
+    for fd, name in named.items():
+        f = os.open(f"/proc/{w}/fd/{fd}", os.O_RDWR)
+        try:
+            seals, size = fcntl.fcntl(f, fcntl.F_GET_SEALS), os.fstat(f).st_size
+            check(seals & fcntl.F_SEAL_GROW, f"the worker's memfd {name} can grow (seals {seals:#x})")
+            if fd != spool_fd:
+                continue
+            check(granted and size == granted[-1] and size <= 48 << 20, f"spool of {size} bytes, granted {granted}")
+            check(seals & fcntl.F_SEAL_SHRINK and seals & fcntl.F_SEAL_SEAL, f"the spool's seals: {seals:#x}")
+            try:
+                os.pwrite(f, b"more", size)
+                check(False, "a write past the spool's end went through")
+            except PermissionError:
+                pass
+        finally:
+            os.close(f)
+    check(p.wait(60) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+    core, _ = stored_core(env, d, p.pid)
+    check(os.path.getsize(core) > 32 << 20, f"the core is {os.path.getsize(core)} bytes")
+    print(f"observed: worker {w}'s memfds {sorted(named.values())}, its spool {granted[-1]} bytes, sealed")
+    d.stop()
+
+
 PYTHON_BIG = "import os, signal\nb = os.urandom(24 << 20)\nos.kill(os.getpid(), signal.SIGSEGV)\n"
 
 
@@ -186,4 +248,5 @@ def case_graceful_stop():
 
 if __name__ == "__main__":
     run_cases({"released_first": case_released_first, "sparse": case_sparse, "overflow": case_overflow,
-               "real_program": case_real_program, "given": case_given, "graceful_stop": case_graceful_stop})
+               "real_program": case_real_program, "given": case_given, "graceful_stop": case_graceful_stop,
+               "bounded": case_bounded})

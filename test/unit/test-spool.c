@@ -33,7 +33,7 @@ static int collect(void *userdata, const uint8_t *p, size_t n, uint64_t offset) 
 static void round_trip(size_t chunk) {
         Spool s;
 
-        CHECK_EQ(spool_open(&s, START, STREAM_SIZE), 0);
+        CHECK_EQ(spool_open(&s, -EBADF, START, STREAM_SIZE), 0);
         for (size_t o = 0; o < STREAM_SIZE; o += chunk)
                 CHECK_EQ(spool_add(&s, stream + o, MIN(chunk, STREAM_SIZE - o)), 0);
         CHECK_EQ(s.end, START + STREAM_SIZE);
@@ -52,7 +52,7 @@ static void test_full(void) {
         int r = 0;
         size_t o;
 
-        CHECK_EQ(spool_open(&s, START, 500000), 0);
+        CHECK_EQ(spool_open(&s, -EBADF, START, 500000), 0);
         for (o = 0; o < STREAM_SIZE && r == 0; o += 65536)
                 r = spool_add(&s, stream + o, 65536);
         CHECK_EQ(r, -ENOSPC);
@@ -75,7 +75,7 @@ static void test_fragmented(void) {
 
         /* a data page, a zero page, again and again: one extent per data page until the table is full */
         pages[0] = 1;
-        CHECK_EQ(spool_open(&s, 0, UINT64_MAX / 2), 0);
+        CHECK_EQ(spool_open(&s, -EBADF, 0, UINT64_MAX / 2), 0);
         for (unsigned i = 0; i <= SPOOL_EXTENTS_MAX && r == 0; i++)
                 r = spool_add(&s, pages, sizeof pages);
         CHECK_EQ(r, -ENOSPC);
