@@ -45,7 +45,9 @@
 /* How long the stopping daemon waits for its killed workers, all together. */
 #define WORKERS_STOP_WAIT_USEC (2 * USEC_PER_SEC)
 
-/* Its spool is drained (RESULT) or gone with it: the room goes back to the others. */
+/* It is gone, its spool with it: the room goes back to the others. Not before: a worker a core
+ * took over may keep its spool's memfds, sealed at the room given and granted, as long as it
+ * lives, whatever it says (SPOOL, STORED, RESULT). */
 static void worker_spool_return(Worker *w) {
         Manager *m = w->manager;
 
@@ -304,7 +306,6 @@ static void on_result(Worker *w) {
 
         if (r == -EAGAIN)
                 return;
-        worker_spool_return(w); /* drained before RESULT, or the worker is going */
         if (r < 0) {
                 worker_fail(w, r == -ECONNRESET ? "exited without a result" : "sent a malformed result",
                             "the worker failed");
@@ -442,10 +443,10 @@ static void on_spool(Worker *w) {
                 return;
         }
         w->spool_asked = true;
-        worker_spool_return(w); /* what came with the job: this grant replaces it */
+        /* the room that came with the job stays counted too: its memfd stays the worker's */
         left = budget > m->spool_held ? budget - m->spool_held : 0;
         grant.bytes = MIN(MIN(ask.bytes, w->spool_ceiling), left);
-        w->spool_granted = grant.bytes;
+        w->spool_granted += grant.bytes;
         m->spool_held += grant.bytes;
         log_debug("Worker %d: %" PRIu64 " bytes of spool granted (%" PRIu64 " asked)", (int) w->pid, grant.bytes,
                   ask.bytes);
@@ -469,7 +470,6 @@ static void on_stored(Worker *w) {
                 return;
         }
         w->stored_seen = true;
-        worker_spool_return(w); /* drained before the core was finished */
         if (w->ops && w->ops->stored)
                 w->ops->stored(w->owner, &res);
 }
@@ -879,12 +879,14 @@ static void finished_timer_arm(Manager *m) {
 }
 
 /* Whether one more worker may start: within MaxParallel= + SpareWorkers=, counted as
- * pool_counted() says; or, for root's crashes waiting (want_root: the spares and those), as
- * pool_counted_for_root() says. */
-static bool pool_has_room(const Manager *m, unsigned ready_or_starting, unsigned want_root) {
+ * pool_counted() says; or, while root's crashes wait (root of them), one for each of them past
+ * the spares, counted as pool_counted_for_root() says. */
+static bool pool_has_room(const Manager *m, unsigned ready_or_starting, unsigned spares, unsigned root) {
         unsigned limit = m->config.max_parallel + m->config.spare_workers;
 
-        return pool_counted(m) < limit || (ready_or_starting < want_root && pool_counted_for_root(m) < limit);
+        if (pool_counted(m) < limit)
+                return true;
+        return root > 0 && ready_or_starting < spares + root && pool_counted_for_root(m) < limit;
 }
 
 void pool_fill(Manager *m) {
@@ -894,7 +896,7 @@ void pool_fill(Manager *m) {
                 ready_or_starting += w->state == WORKER_STARTING || w->state == WORKER_MAPPING || w->state == WORKER_IDLE;
         want = spares + m->pool_ops->jobs_waiting(m, &root);
 
-        while (ready_or_starting < want && pool_has_room(m, ready_or_starting, spares + root)) {
+        while (ready_or_starting < want && pool_has_room(m, ready_or_starting, spares, root)) {
                 int r;
 
                 if (m->spawn_failures >= WORKER_SPAWN_FAILURES_MAX) {
@@ -1029,7 +1031,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
                 job->msg.spool_max = spool_budget - m->spool_held;
         w->spool_ceiling = job->msg.spool_max;
         job->msg.spool_given = spool_given(m, spool_budget, job->msg.spool_max);
-        w->spool_granted = job->msg.spool_given; /* returned with the rest at RESULT or its end */
+        w->spool_granted = job->msg.spool_given; /* returned with the rest at its end */
         m->spool_held += w->spool_granted;
         if (table_fd < 0) {
                 worker_kill(w, "could not be given its module table");

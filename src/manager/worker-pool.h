@@ -123,7 +123,7 @@ typedef struct Worker {
         unsigned log_dropped; /* bytes not logged (the pipe is closed at WORKER_LOG_DROPPED_MAX) */
         WorkerProgress progress; /* worker-watchdog.c, once it has a job */
         uint64_t spool_ceiling;  /* the most its SPOOL may be granted (its job's spool_max) */
-        uint64_t spool_granted;  /* held in Manager.spool_held until RESULT or its end */
+        uint64_t spool_granted;  /* given and granted, held in Manager.spool_held until its end */
         bool spool_asked;        /* SPOOL comes once */
         bool stored_seen;        /* STORED comes once, after SPOOL and before RESULT */
         bool result_seen;        /* RESULT came: nothing more until COMMIT */

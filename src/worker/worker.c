@@ -337,12 +337,24 @@ static const char *fault_here(const Record *rec, const char *when, char what[sta
         return what;
 }
 
+/* "hoard": fills the room that came with the job (its memfd, sealed at that size) and sleeps
+ * FAULT_SLOW_MSEC, as a worker a core took over could, long after it said STORED. */
+static void hoard_spool_room(void) {
+        static const uint8_t page[4096] = { 1 };
+        off_t at = 0;
+
+        while (slots.spool >= 0 && pwrite(slots.spool, page, sizeof page, at) == (ssize_t) sizeof page)
+                at += (off_t) sizeof page;
+        log_info("Test fault: holding %lld bytes of spool room", (long long) at);
+        (void) poll(NULL, 0, FAULT_SLOW_MSEC);
+}
+
 /* Test builds only (meson -Dworker-test-faults=true): misbehave on purpose, for crashes of a
  * program called "crasher-fault", as COREDUMP_WORKER_FAULT says: crash, hang, malformed, flood
  * (its stderr), grow (its stored core), slow (sleeps FAULT_SLOW_MSEC), result (an empty RESULT,
  * without its analysis memfd), closemods (closes its module files there, before its exit: a
- * FUSE file's close then waits for its server, the whole process with its memory); at the start
- * of the core,
+ * FUSE file's close then waits for its server, the whole process with its memory), hoard
+ * (hoard_spool_room()); at the start of the core,
  * with "@analysis" once the core is received and the task released, before the stack traces, or
  * with "@journal" (crash@journal, hang@journal, grow@journal) once the core is stored, before the
  * journal entry. (And twice@result: fault_result_twice().) */
@@ -354,6 +366,8 @@ static void maybe_misbehave(const Record *rec, const char *when, int out_fd, Mod
                 return;
         if (!strcmp(fault, "closemods") && mods)
                 module_files_close(mods);
+        if (!strcmp(fault, "hoard")) /* keeps what memfd room it has filled, as long as it can */
+                hoard_spool_room();
         if (!strcmp(fault, "crash"))
                 *(volatile int *) 0 = 0;
         if (!strcmp(fault, "hang"))

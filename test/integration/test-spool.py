@@ -12,7 +12,8 @@ import subprocess
 import sys
 import time
 
-from cdtest import Env, check, crash, decompress, elf_core_info, record_of, run_cases, start_crash, wait_until
+from cdtest import (Env, check, copy_crasher, crash, decompress, elf_core_info, record_of, run_cases, skip, start_crash,
+                    wait_until)
 
 DEBUG = {"COREDUMP_SOCKET_LOG_LEVEL": "debug"}
 
@@ -91,7 +92,9 @@ def case_overflow():
     d = env.start(environ=DEBUG)
     pid, rc = crash("mem", 64, "random")
     check(rc == -signal.SIGSEGV, f"crasher ended with {rc}")
-    d.wait_log(r"outgrew its spool \(1048576 bytes\)")
+    # the grant: SpoolMax= less the room that came with the job, which stays the worker's
+    # (1 MiB over SPOOL_GIVEN_SHARE 4 and MaxParallel=16 jobs: 16 KiB)
+    d.wait_log(r"outgrew its spool \(1032192 bytes\)")
     core, rec = stored_core(env, d, pid)
     check(os.path.getsize(core) > 64 << 20, f"the core is {os.path.getsize(core)} bytes")
     check(rec.get("COREDUMP_TRUNCATED") is None, f"the core was cut: {rec.get('COREDUMP_PROCESSING_ERROR')}")
@@ -132,8 +135,13 @@ def case_bounded():
             except (FileNotFoundError, ProcessLookupError):
                 continue
             spool = [fd for fd, name in named.items() if name == "coredump-spool"]
-            if spool and os.fstat(os.open(f"/proc/{w}/fd/{spool[0]}", os.O_RDONLY)).st_size > 0:
-                return w, named, spool[0]
+            for fd in spool:  # the room that came with the job, and the grant
+                try:
+                    size = os.stat(f"/proc/{w}/fd/{fd}").st_size
+                except FileNotFoundError:
+                    continue
+                if size > 4 << 20:
+                    return w, named, fd
         return None
     w, named, spool_fd = wait_until(spooling, 30, lambda: f"a worker holding its spool:\n{d.log_text()}")
     granted = [int(g) for g, _ in re.findall(GRANTED, d.log_text())]
@@ -220,14 +228,42 @@ def case_given():
     wait_until(lambda: re.findall(HELD, d.log_text())[-1:] == ["0"], 10,
                lambda: f"spool room still held: {re.findall(HELD, d.log_text())}\n{d.log_text()[-3000:]}")
     d.stop()
-    # SpoolMax=64K over MaxParallel=16 jobs: what comes with a job is 1 KiB, the tiny core asks
+    # SpoolMax=64K over MaxParallel=16 jobs: what comes with a job is 1 KiB, the tiny core asks,
+    # and gets the rest (the 1 KiB stays the worker's until its end)
     env = Env({"SpoolMax": "64K"})
     d = env.start(environ=DEBUG)
     pid, _ = crash("segv")
-    d.wait_log(r"outgrew its spool \(65536 bytes\)")
+    d.wait_log(r"outgrew its spool \(64512 bytes\)")
     d.wait_log(rf"Crash of PID {pid} \(crasher[^)]*\): core complete")
-    check(re.findall(GRANTED, d.log_text()) == [("65536", "65536")], f"SpoolMax=64K: {re.findall(GRANTED, d.log_text())}")
+    check(re.findall(GRANTED, d.log_text()) == [("64512", "65536")], f"SpoolMax=64K: {re.findall(GRANTED, d.log_text())}")
     stored_core(env, d, pid)
+    d.stop()
+
+
+def case_hoard():
+    """Third review, finding 4: a worker that keeps its spool room after it said STORED (the test
+    fault hoard@analysis: it fills the memfd that came with its job and sleeps there, as a worker a
+    core took over could, until its deadline) keeps it counted: a core crashing meanwhile is granted
+    only what SpoolMax= has left beside both of the first worker's rooms. Before: the manager took
+    the room back at STORED (the grant) and SPOOL (what came with the job), and could hand out
+    SpoolMax= again while the first worker still held its pages."""
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        skip("built without -Dworker-test-faults=true")
+    env = Env({"SpoolMax": "48M"})
+    d = env.start(environ={**DEBUG, "COREDUMP_WORKER_FAULT": "hoard@analysis"})
+    hoarder = copy_crasher(env, "crasher-fault")  # the worker's test faults apply to that name
+    a = start_crash("mem", 16, "random", exe=hoarder)
+    d.wait_log(r"Test fault: holding \d+ bytes of spool room")
+    b = start_crash("mem", 40, "random")
+    d.wait_log(rf"Crash of PID {b.pid} \(crasher[^)]*\): core complete", 60)
+    (ga, _), (gb, _) = [(int(g), int(w)) for g, w in re.findall(GRANTED, d.log_text())][:2]
+    given = 48 * 1024 * 1024 // (4 * 16)  # SpoolMax= over SPOOL_GIVEN_SHARE and MaxParallel=16 jobs
+    check(gb <= (48 << 20) - ga - 2 * given,
+          f"the second core was granted {gb} bytes while the first worker held {ga} + {given}:\n{d.log_text()[-3000:]}")
+    for p in (a, b):
+        check(p.wait(60) == -signal.SIGSEGV, f"crasher ended with {p.returncode}")
+        stored_core(env, d, p.pid)
+    print(f"observed: granted {ga} bytes, then {gb} while they were held")
     d.stop()
 
 
@@ -249,4 +285,4 @@ def case_graceful_stop():
 if __name__ == "__main__":
     run_cases({"released_first": case_released_first, "sparse": case_sparse, "overflow": case_overflow,
                "real_program": case_real_program, "given": case_given, "graceful_stop": case_graceful_stop,
-               "bounded": case_bounded})
+               "bounded": case_bounded, "hoard": case_hoard})
