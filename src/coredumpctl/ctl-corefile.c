@@ -26,36 +26,40 @@ static bool same_dir(const char *x, size_t xl, const char *y) {
         return xl == dir_len(y, strlen(y)) && memcmp(x, y, xl) == 0;
 }
 
-/* The store directory the entry's file name (as the entry gives it, not under --root) is directly
- * in, opened O_PATH: the configuration's Directory= (or --storage=, a path of this machine), or
- * systemd-coredump's, character for character as the collector wrote it; under --root resolved
- * inside that tree. Root owns it (or the caller does) and no one else can write to it, so nobody
- * but its owner puts a name there. -EREMOTE: the name is in no store. */
-static int open_store(const CtlArgs *a, const char *filename, size_t dlen) {
-        _cleanup_close_ int fd = -EBADF;
-        char store[PATH_MAX];
-        struct stat st;
+/* The configuration's Directory= (or ""), read once per run: every entry asks. */
+static const char *configured_store(const CtlArgs *a) {
+        static char dir[PATH_MAX];
+        static bool loaded;
         Config c;
 
-        if (a->storage) {
-                char rooted[PATH_MAX];
-
-                /* --storage= is a path here: compared with the entry's under --root */
-                if (ctl_root_path(a, filename, rooted, sizeof rooted) < 0 ||
-                    !same_dir(rooted, strlen(rooted) - strlen(filename) + dlen, a->storage))
-                        return -EREMOTE;
-                fd = open(a->storage, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        } else {
-                if (ctl_load_config(a, &c) < 0)
-                        return -EREMOTE;
-                if (same_dir(filename, dlen, c.directory))
-                        snprintf(store, sizeof store, "%s", c.directory);
-                else if (same_dir(filename, dlen, SYSTEMD_COREDUMP_DIR))
-                        snprintf(store, sizeof store, "%s", SYSTEMD_COREDUMP_DIR);
-                else
-                        return -EREMOTE;
-                fd = fd_open_beneath(a->root, store);
+        if (!loaded) {
+                loaded = true;
+                if (ctl_load_config(a, &c) >= 0)
+                        snprintf(dir, sizeof dir, "%s", c.directory);
         }
+        return dir;
+}
+
+/* The store directory the entry's file name (as the entry gives it, not under --root) is directly
+ * in, opened O_PATH: --storage= (a path of this machine, compared with the entry's under --root)
+ * or else the configuration's Directory=, or systemd-coredump's, character for character as the
+ * collector wrote it; those two resolved inside the --root tree. Root owns it (or the caller
+ * does) and no one else can write to it, so nobody but its owner puts a name there. -EREMOTE: the
+ * name is in no store. */
+static int open_store(const CtlArgs *a, const char *filename, size_t dlen) {
+        _cleanup_close_ int fd = -EBADF;
+        char rooted[PATH_MAX];
+        struct stat st;
+
+        if (a->storage && ctl_root_path(a, filename, rooted, sizeof rooted) >= 0 &&
+            same_dir(rooted, strlen(rooted) - strlen(filename) + dlen, a->storage))
+                fd = open(a->storage, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        else if (!a->storage && configured_store(a)[0] && same_dir(filename, dlen, configured_store(a)))
+                fd = fd_open_beneath(a->root, configured_store(a));
+        else if (same_dir(filename, dlen, SYSTEMD_COREDUMP_DIR))
+                fd = fd_open_beneath(a->root, SYSTEMD_COREDUMP_DIR);
+        else
+                return -EREMOTE;
         if (fd < 0)
                 return fd == -ENOENT ? -ENOENT : -EREMOTE;
         if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
@@ -121,20 +125,13 @@ static void analyze_file(const CtlArgs *a, const Entry *e, CoreFile *c) {
 }
 
 int corefile_open(const CtlArgs *a, const Entry *e) {
-        _cleanup_close_ int fd = -EBADF;
-        struct stat st;
+        _cleanup_close_ int pfd = open_in_store(a, e, O_PATH);
 
-        /* O_NONBLOCK: a FIFO put there since it was looked at does not block the open */
-        fd = open_in_store(a, e, O_RDONLY | O_NONBLOCK);
-        if (fd < 0)
-                return fd;
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -EBADFD;
-        if (fd_set_nonblock(fd, false) < 0)
-                return negative_errno();
-        return TAKE_FD(fd);
+        /* looked at without opening it, then opened through that look: a FIFO or a device put
+         * there since is never opened */
+        if (pfd < 0)
+                return pfd;
+        return fd_reopen_regular(pfd, O_RDONLY);
 }
 
 bool corefile_of_entry(const Entry *e, const char *path) {

@@ -27,7 +27,7 @@ typedef struct Entry {
         bool needs_record;     /* journal entries: believed only if a record of the same crash confirms it */
         bool foreign;          /* journal entries: from files the local journald did not write (see
                                 * journal_open_nth()); never name a file here, never merged with a record */
-        unsigned journal_set;  /* journal entries: the journal_open_nth() index they were read from */
+        size_t journal_set;    /* journal entries: the journal_open_nth() index they were read from */
 } Entry;
 
 typedef struct EntryList {

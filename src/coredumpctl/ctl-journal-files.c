@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Which journal files coredumpctl reads, and whether the local journald wrote them (then their
  * _UID and _MACHINE_ID are journald's) or someone else did (another machine, a container, a
- * copy). Lists journal directories and opens journal files, with the invoking user's rights. */
+ * copy). Lists journal directories and opens journal files, with the invoking user's rights;
+ * another writer's file is opened as a regular file only, one at a time. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -10,14 +11,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ctl-corefile.h"
-#include "ctl-escape.h"
 #include "ctl-journal-files.h"
+#include "fd-util.h"
 #include "log.h"
 
 /* Where journald keeps its files, each with a directory per machine id. */
 static const char *const journal_roots[] = { "/var/log/journal", "/run/log/journal" };
+
+typedef enum SetKind {
+        SET_LOCAL_DIR,   /* the local journald's own directory */
+        SET_FOREIGN,     /* one file of another writer's */
+        SET_EXPLICIT,    /* -D or --file, as given */
+} SetKind;
+
+typedef struct JournalSet {
+        SetKind kind;
+        char *path; /* the directory, or the file */
+} JournalSet;
+
+/* The sets of one run, listed once. */
+static JournalSet sets[FOREIGN_JOURNAL_FILES_MAX + ELEMENTSOF(journal_roots) + 1];
+static size_t n_sets;
+static bool listed, cut;
 
 void journal_closep(sd_journal **j) {
         if (*j)
@@ -59,20 +77,6 @@ static bool files_local(const CtlArgs *a) {
         return true;
 }
 
-typedef struct FileList {
-        char *paths[FOREIGN_JOURNAL_FILES_MAX + 1]; /* NULL-terminated */
-        size_t n;
-        bool cut;
-} FileList;
-
-static void file_list_free(FileList **p) {
-        if (!*p)
-                return;
-        for (size_t i = 0; i < (*p)->n; i++)
-                free((*p)->paths[i]);
-        free(*p);
-}
-
 static bool journal_file_name(const char *name) {
         size_t l = strlen(name);
 
@@ -80,31 +84,32 @@ static bool journal_file_name(const char *name) {
                (l > strlen(".journal~") && strcmp(name + l - strlen(".journal~"), ".journal~") == 0);
 }
 
-static void add_file(FileList *l, const char *dir, const char *name) {
-        if (l->n >= FOREIGN_JOURNAL_FILES_MAX) {
-                l->cut = true;
+static void add_set(SetKind kind, const char *dir, const char *name) {
+        if (n_sets >= ELEMENTSOF(sets)) {
+                cut = true;
                 return;
         }
-        if (asprintf(&l->paths[l->n], "%s/%s", dir, name) >= 0)
-                l->n++;
+        if ((name ? asprintf(&sets[n_sets].path, "%s/%s", dir, name) : asprintf(&sets[n_sets].path, "%s", dir)) < 0)
+                return;
+        sets[n_sets++].kind = kind;
 }
 
-/* The journal files directly in dir (no deeper). */
-static void add_dir_files(FileList *l, const char *dir) {
+/* The journal files directly in dir, each a set of its own. */
+static void add_dir_files(const char *dir) {
         DIR *d = opendir(dir);
 
         if (!d)
                 return;
         for (struct dirent *de; (de = readdir(d));)
                 if (journal_file_name(de->d_name))
-                        add_file(l, dir, de->d_name);
+                        add_set(SET_FOREIGN, dir, de->d_name);
         closedir(d);
 }
 
 /* The journal files in a journal root (under --root) that are not the local journald's own: in
  * its directory (top level) and in every subdirectory but the local machine's and its
- * namespaces' ("MACHINE_ID.NAMESPACE", which sd_journal_open() leaves out too). */
-static void add_foreign_files(const CtlArgs *a, FileList *l, const char *root_rel) {
+ * namespaces' ("MACHINE_ID.NAMESPACE", which journalctl leaves out too). */
+static void add_foreign(const CtlArgs *a, const char *root_rel) {
         char root[PATH_MAX], mid[MACHINE_ID_HEX + 1];
         DIR *d;
 
@@ -118,7 +123,7 @@ static void add_foreign_files(const CtlArgs *a, FileList *l, const char *root_re
                 if (de->d_name[0] == '.')
                         continue;
                 if (journal_file_name(de->d_name)) {
-                        add_file(l, root, de->d_name);
+                        add_set(SET_FOREIGN, root, de->d_name);
                         continue;
                 }
                 if (mid[0] && strncmp(de->d_name, mid, MACHINE_ID_HEX) == 0 &&
@@ -126,13 +131,13 @@ static void add_foreign_files(const CtlArgs *a, FileList *l, const char *root_re
                         continue;
                 if (snprintf(sub, sizeof sub, "%s/%s", root, de->d_name) < (int) sizeof sub &&
                     stat(sub, &st) >= 0 && S_ISDIR(st.st_mode) && !is_local_dir(a, &st))
-                        add_dir_files(l, sub);
+                        add_dir_files(sub);
         }
         closedir(d);
 }
 
-/* The local journald's own files under --root: its machine's directories in both roots. */
-static void add_local_root_files(const CtlArgs *a, FileList *l) {
+/* The local journald's own directories: its machine's in both roots (under --root, that tree's). */
+static void add_local(const CtlArgs *a) {
         char mid[MACHINE_ID_HEX + 1];
 
         ctl_local_machine_id(a, mid);
@@ -140,25 +145,34 @@ static void add_local_root_files(const CtlArgs *a, FileList *l) {
                 return;
         for (size_t i = 0; i < ELEMENTSOF(journal_roots); i++) {
                 char rel[PATH_MAX], dir[PATH_MAX];
+                struct stat st;
 
                 snprintf(rel, sizeof rel, "%s/%s", journal_roots[i], mid);
-                if (ctl_root_path(a, rel, dir, sizeof dir) >= 0)
-                        add_dir_files(l, dir);
+                if (ctl_root_path(a, rel, dir, sizeof dir) >= 0 && stat(dir, &st) >= 0 && S_ISDIR(st.st_mode))
+                        add_set(SET_LOCAL_DIR, dir, NULL);
         }
 }
 
-static int open_list(const FileList *l, sd_journal **ret) {
-        int r;
-
-        if (l->n == 0)
-                return 0;
-        if (l->cut)
+static void list_sets(const CtlArgs *a) {
+        if (listed)
+                return;
+        listed = true;
+        if (a->directory || a->n_files > 0) {
+                add_set(SET_EXPLICIT, "", NULL);
+                return;
+        }
+        add_local(a);
+        if (a->all || a->root)
+                for (size_t i = 0; i < ELEMENTSOF(journal_roots); i++)
+                        add_foreign(a, journal_roots[i]);
+        if (cut)
                 log_warning("More than %u journal files of other machines: only the first are read.",
                             FOREIGN_JOURNAL_FILES_MAX);
-        r = sd_journal_open_files(ret, (const char **) l->paths, 0);
-        if (r < 0)
-                return log_debug_errno(r, "Failed to open the journal files of other machines: %m"), 0;
-        return 1;
+}
+
+size_t journal_sets(const CtlArgs *a) {
+        list_sets(a);
+        return n_sets;
 }
 
 static int open_explicit(const CtlArgs *a, sd_journal **ret, bool *ret_foreign) {
@@ -178,29 +192,44 @@ static int open_explicit(const CtlArgs *a, sd_journal **ret, bool *ret_foreign) 
         return 1;
 }
 
-int journal_open_nth(const CtlArgs *a, unsigned index, sd_journal **ret, bool *ret_foreign) {
-        _cleanup_(file_list_free) FileList *l = NULL;
+/* Another writer's file: a regular file, reached without following a symlink at its end (a
+ * container's journal directory can hold a FIFO or a device named like a journal), opened once. */
+static int open_foreign(const char *path, sd_journal **ret) {
+        _cleanup_close_ int pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC), fd = -EBADF;
+        int r;
+
+        if (pfd < 0)
+                return negative_errno();
+        fd = fd_reopen_regular(pfd, O_RDONLY | O_NONBLOCK);
+        if (fd < 0)
+                return fd;
+        r = sd_journal_open_files_fd(ret, &fd, 1, 0);
+        if (r >= 0)
+                TAKE_FD(fd); /* the journal's now */
+        return r;
+}
+
+int journal_open_nth(const CtlArgs *a, size_t index, sd_journal **ret, bool *ret_foreign) {
+        const JournalSet *s;
         int r;
 
         *ret = NULL;
-        *ret_foreign = index > 0;
-        if (a->directory || a->n_files > 0)
-                return index == 0 ? open_explicit(a, ret, ret_foreign) : 0;
-        if (index == 0 && !a->root) {
-                r = sd_journal_open(ret, SD_JOURNAL_LOCAL_ONLY);
-                if (r < 0)
-                        return log_debug_errno(r, "Failed to open the journal: %m"), 0;
-                return 1;
-        }
-        if (index > 1 || (index == 1 && !a->all && !a->root))
+        *ret_foreign = true;
+        if (index >= journal_sets(a))
                 return 0;
-        l = calloc(1, sizeof *l);
-        if (!l)
-                return log_error_errno(-ENOMEM, "Out of memory");
-        if (index == 0)
-                add_local_root_files(a, l);
-        else
-                for (size_t i = 0; i < ELEMENTSOF(journal_roots); i++)
-                        add_foreign_files(a, l, journal_roots[i]);
-        return open_list(l, ret);
+        s = &sets[index];
+        switch (s->kind) {
+        case SET_EXPLICIT:
+                return open_explicit(a, ret, ret_foreign);
+        case SET_LOCAL_DIR:
+                *ret_foreign = false;
+                r = sd_journal_open_directory(ret, s->path, 0);
+                break;
+        default:
+                r = open_foreign(s->path, ret);
+                break;
+        }
+        if (r < 0) /* one file the other sets do not need: skipped, as journalctl skips it */
+                return log_debug_errno(r, "Skipping the journal %s: %m", s->path), 0;
+        return 1;
 }

@@ -157,12 +157,11 @@ static void announced_load(const CtlArgs *a) {
         if (loaded)
                 return;
         loaded = true;
-        for (unsigned i = 0;; i++) {
+        for (size_t i = 0; i < journal_sets(a); i++) {
                 _cleanup_(journal_closep) sd_journal *j = NULL;
 
-                if (journal_open_nth(a, i, &j, &foreign) <= 0)
-                        return;
-                announced_load_from(j);
+                if (journal_open_nth(a, i, &j, &foreign) > 0)
+                        announced_load_from(j);
         }
 }
 
@@ -224,7 +223,7 @@ static EntryTrust entry_trust(const CtlArgs *a, const Entry *e) {
         return writer == ours ? TRUST_IF_RECORDED : TRUST_NONE;
 }
 
-static int read_entry(sd_journal *j, CollectMode mode, const CtlArgs *a, unsigned source, bool foreign, Entry *e) {
+static int read_entry(sd_journal *j, CollectMode mode, const CtlArgs *a, size_t source, bool foreign, Entry *e) {
         const void *d;
         size_t l;
         int r;
@@ -267,7 +266,7 @@ static int judge_entry(const CtlArgs *a, Entry *e) {
 }
 
 /* The coredump entries of one set of journal files (journal_open_nth()) into out. */
-static int source_journal_set(const CtlArgs *a, const MatchSet *m, CollectMode mode, sd_journal *j, unsigned index,
+static int source_journal_set(const CtlArgs *a, const MatchSet *m, CollectMode mode, sd_journal *j, size_t index,
                               bool foreign, EntryList *out) {
         int r;
 
@@ -300,18 +299,18 @@ static int source_journal_set(const CtlArgs *a, const MatchSet *m, CollectMode m
 }
 
 int source_journal(const CtlArgs *a, const MatchSet *m, CollectMode mode, EntryList *out) {
-        for (unsigned i = 0;; i++) {
+        for (size_t i = 0; i < journal_sets(a); i++) {
                 _cleanup_(journal_closep) sd_journal *j = NULL;
                 bool foreign;
                 int r;
 
                 r = journal_open_nth(a, i, &j, &foreign);
-                if (r <= 0)
-                        return r;
-                r = source_journal_set(a, m, mode, j, i, foreign, out);
                 if (r < 0)
                         return r;
+                if (r > 0 && (r = source_journal_set(a, m, mode, j, i, foreign, out)) < 0)
+                        return r;
         }
+        return 0;
 }
 
 int journal_read_core(const CtlArgs *a, const Entry *e, void **ret, size_t *ret_len) {

@@ -28,23 +28,25 @@
  * again through its O_PATH descriptor, so that what is read is what was looked at. */
 static int reopen_regular(int pfd, struct stat *st) {
         struct statfs sf;
-        char proc[64];
         int fd;
 
         if (fstat(pfd, st) < 0 || !S_ISREG(st->st_mode) || (uint64_t) st->st_size > SYMBOLIZE_FILE_MAX)
                 return -ENOENT;
         if (fstatfs(pfd, &sf) < 0 || fs_is_kernel_interface((uint64_t) sf.f_type) || fs_is_fuse((uint64_t) sf.f_type))
                 return -ENOENT;
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-        fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = fd_reopen_regular(pfd, O_RDONLY | O_NONBLOCK);
         return fd < 0 ? -ENOENT : fd;
 }
 
 /* Whether the file of a module a user's entry names may be read at all: root's or the caller's,
- * and no one else may write it (one the user can write has whatever build-id and DWARF the user
- * chose, and can change under the reader). The parsing is confined whatever the file. */
+ * no one else may write it (one the user can write has whatever build-id and DWARF the user
+ * chose, and can change under the reader), and everyone may read it (a program's libraries are:
+ * a file only root may read, /etc/shadow, is never handed to the child, which could otherwise
+ * spell its bytes in the build-ids it asks debuginfod for). The parsing is confined whatever the
+ * file. */
 static bool trusted_owner(const struct stat *st) {
-        return (st->st_uid == 0 || st->st_uid == geteuid()) && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+        return (st->st_uid == 0 || st->st_uid == geteuid()) && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0 &&
+               (st->st_mode & S_IROTH);
 }
 
 static int open_module_file(const SymModule *m, const char *root) {

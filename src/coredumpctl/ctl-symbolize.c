@@ -234,10 +234,10 @@ static pid_t start_child(const char *message, SymModules *mods, int sock[2], int
 
         if (pid != 0)
                 return pid < 0 ? negative_errno() : pid;
-        /* the child: its two descriptors and stderr only */
-        int keep[] = { STDERR_FILENO, sock[1], out[1] }, r;
+        /* the child: its two descriptors only, nothing it writes reaches the caller's terminal */
+        int keep[] = { sock[1], out[1] }, r;
 
-        if (close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
+        if (fd_null_stdio() < 0 || close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
                 _exit(EXIT_FAILURE);
         r = confine_drop(&child_confinement);
         /* not dumpable (its memory holds what it parsed), gone with coredumpctl */
@@ -247,8 +247,20 @@ static pid_t start_child(const char *message, SymModules *mods, int sock[2], int
         _exit(r < 0 ? EXIT_FAILURE : symbolize_child(message, mods, run_deadline, sock[1], out[1]));
 }
 
-/* Answers one request of the child; a malformed one ends the conversation (-EBADMSG). */
-static int serve_one(int sock, const SymModules *mods, const char *root) {
+/* Whether id is one of the modules' build-ids. */
+static bool module_build_id(const SymModules *mods, const SymRequest *req) {
+        for (size_t i = 0; i < mods->n; i++)
+                if (mods->items[i].build_id_len == req->build_id_len &&
+                    memcmp(mods->items[i].build_id, req->build_id, req->build_id_len) == 0)
+                        return true;
+        return false;
+}
+
+/* Answers one request of the child; a malformed one ends the conversation (-EBADMSG). The child
+ * parsed what a user chose: it asks for debug info of the modules' own build-ids only, and for
+ * at most one dwz file per module (whose build-id a debug file names), so that the build-ids it
+ * asks debuginfod for are no channel of its own. */
+static int serve_one(int sock, const SymModules *mods, const char *root, unsigned *n_alt) {
         SymReply reply = { .hdr = { PROTO_MAGIC, MSG_SYM_NONE } };
         _cleanup_close_ int fd = -EBADF;
         SymRequest req;
@@ -259,6 +271,9 @@ static int serve_one(int sock, const SymModules *mods, const char *root) {
                 return r;
         if (req.want < SYM_WANT_ELF || req.want > SYM_WANT_ALT || req.build_id_len == 0 ||
             req.build_id_len > SYMBOLIZE_BUILD_ID_MAX)
+                return -EBADMSG;
+        if ((req.want == SYM_WANT_DEBUG && !module_build_id(mods, &req)) ||
+            (req.want == SYM_WANT_ALT && ++*n_alt > mods->n))
                 return -EBADMSG;
         fd = symbolize_provide(&req, mods, root);
         if (fd == -EINVAL)
@@ -287,6 +302,7 @@ static int read_output(int out, uint8_t *buf, size_t max, size_t *len) {
 /* Answers the child's requests until its output ends; its output into buf. */
 static int converse(int sock, int out, const SymModules *mods, const char *root, uint8_t *buf, size_t max, size_t *len) {
         bool sock_open = true;
+        unsigned n_alt = 0;
 
         for (;;) {
                 struct pollfd p[2] = { { .fd = sock_open ? sock : -1, .events = POLLIN }, { .fd = out, .events = POLLIN } };
@@ -305,7 +321,7 @@ static int converse(int sock, int out, const SymModules *mods, const char *root,
                                 return r < 0 ? r : 0;
                 }
                 if (p[0].revents) {
-                        r = serve_one(sock, mods, root);
+                        r = serve_one(sock, mods, root, &n_alt);
                         if (r == -ECONNRESET)
                                 sock_open = false;
                         else if (r < 0 && r != -EAGAIN)

@@ -171,3 +171,28 @@ int fd_open_beneath(const char *root, const char *path) {
                 return negative_errno();
         return fd_walk_beneath(rfd, path);
 }
+
+int fd_reopen_regular(int pfd, int flags) {
+        struct stat st;
+        char proc[64];
+        int fd;
+
+        if (fstat(pfd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+        fd = open(proc, flags | O_CLOEXEC | O_NOCTTY);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+int fd_null_stdio(void) {
+        _cleanup_close_ int fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+
+        if (fd < 0)
+                return negative_errno();
+        for (int i = STDIN_FILENO; i <= STDERR_FILENO; i++)
+                if (dup2(fd, i) < 0)
+                        return negative_errno();
+        return 0;
+}

@@ -27,3 +27,9 @@ int fd_walk_beneath(int root, const char *path);
  * and absolute symlinks, inside it; where openat2 is missing or filtered, fd_walk_beneath(). O_PATH
  * opens nothing: a FIFO does not block, a device is not opened. */
 int fd_open_beneath(const char *root, const char *path);
+/* The regular file pfd (an O_PATH descriptor) names, opened for reading or writing (flags) through
+ * it: what was looked at is what is opened, never a FIFO or a device put there since (-EBADFD). */
+int fd_reopen_regular(int pfd, int flags);
+/* Standard input, output and error on /dev/null (a confined child whose words must not reach a
+ * terminal or a log). */
+int fd_null_stdio(void);

@@ -300,9 +300,12 @@ def case_foreign_journal():
     """Third review, finding 3: a journal file the local journald did not write (a container's
     own journal linked under /var/log/journal and read with --all; -D; --file) holds two entries
     about root's real crash, with its uid, PID, time, boot and core file and this machine's id, one
-    "logged by root" (_UID=0), one by no local process (no _UID), naming another executable. Root's
-    list shows root's crash as the local journal and the record say, and the forged entries apart
-    with their core "remote"; dump, debug and delete through them refuse and leave the core.
+    "logged by root" (_UID=0), one by no local process (no _UID), naming another executable; beside
+    it a file that is no journal and a FIFO named like one (neither hides the rest, nor blocks),
+    and another such entry in a journal copied to the top of /var/log/journal (read with --all
+    only). Root's list shows root's crash as the local journal and the record say, and the forged
+    entries apart with their core "remote"; dump, debug and delete through them refuse and leave
+    the core.
     Before: the forged entry was believed as local root's and merged over the record, and dump and
     delete acted on root's core through it."""
     env = Env()
@@ -323,9 +326,20 @@ def case_foreign_journal():
                         COREDUMP_EXE="/usr/bin/forged-no-uid", MESSAGE="forged without _UID")
     ct_dir = os.path.join(j.root, ctl.OTHER_MACHINE)  # a container's journal, as nspawn links one there
     path = foreign_journal(env, ct_dir, data)
+    # beside it what a container's root may put there too: a file that is no journal, a FIFO
+    # named like one; and a journal copied to the top of /var/log/journal, read with --all only
+    write_file(os.path.join(ct_dir, "junk.journal"), "not a journal")
+    os.mkfifo(os.path.join(ct_dir, "fifo.journal"))
+    top = os.path.join(env.base, "top")
+    shutil.move(foreign_journal(env, top, ctl.export_with(base, _UID="0", _MACHINE_ID=local_id,
+                                                          COREDUMP_EXE="/usr/bin/forged-top")),
+                os.path.join(j.root, "top.journal"))
+    rows = sorted((e["exe"], e["corefile"]) for e in listed((j, "--config", env.conf)) if e["pid"] == real)
+    check(rows == [(CRASHER, "present")], f"the local journal alone lists {rows}")
     A = (j, "--all", "--config", env.conf)
     rows = sorted((e["exe"], e["corefile"]) for e in listed(A) if e["pid"] == real)
-    want = sorted([(CRASHER, "present"), ("/usr/bin/forged-as-root", "remote"), ("/usr/bin/forged-no-uid", "remote")])
+    want = sorted([(CRASHER, "present"), ("/usr/bin/forged-as-root", "remote"), ("/usr/bin/forged-no-uid", "remote"),
+                   ("/usr/bin/forged-top", "remote")])
     check(rows == want, f"--all lists {rows}, expected {want}")
     info = ctl.ok(coredumpctl(*A, "info", f"COREDUMP_EXE={CRASHER}"), "info of root's crash")
     check(f"Storage: {core} (present)" in info and "forged" not in info, f"root's crash as --all shows it:\n{info}")
