@@ -92,15 +92,6 @@ static int open_collector_socket(void) {
         return fd;
 }
 
-/* Not dumpable, gone with coredumpd: again after every change of credentials (the kernel resets
- * both then), and coredumpd must still be the parent. */
-static int stay_private(pid_t parent) {
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-            getppid() != parent)
-                return -EPERM;
-        return 0;
-}
-
 /* Its root from here on, so that the collector sees root connect (what systemd's sender is):
  * the namespace's owner first (who may join it without any capability; root for nspawn -U,
  * the user for a rootless container), no supplementary group left, then root inside. */
@@ -121,7 +112,7 @@ static int become_container_root(pid_t parent) {
         if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || getgroups(1, &none) != 0)
                 return fail(FORWARD_EXIT_USERNS, log_error_errno(negative_errno(),
                                                                  "Cannot become root in the container's user namespace: %m"));
-        return stay_private(parent) < 0 ? fail(FORWARD_EXIT_USERNS, -EPERM) : 0;
+        return forward_stay_private(parent) < 0 ? fail(FORWARD_EXIT_USERNS, -EPERM) : 0;
 }
 
 static int connect_to(int sockfd_path) {
@@ -216,10 +207,14 @@ static int start_decompressor(const char *name, pid_t *ret_pid) {
                  * worker wrote */
                 if (close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
                         _exit(log_error_errno(negative_errno(), "Cannot close the other descriptors: %m") < 0);
+                /* nothing it writes reaches coredumpd's log (a compromised one could write lines as
+                 * coredumpd): the forwarder's exit status says what became of the core */
+                if (fd_null_stdio() < 0)
+                        _exit(EXIT_FAILURE);
                 r = confine_drop(&decompress_confinement);
                 if (r < 0)
                         _exit(log_error_errno(r, "Cannot become nobody to decompress: %m") < 0);
-                if (stay_private(parent) < 0)
+                if (forward_stay_private(parent) < 0)
                         _exit(log_error_errno(-EPERM, "Cannot stay private while decompressing") < 0);
                 r = confine_lock(&decompress_confinement);
                 if (r < 0)
@@ -331,7 +326,7 @@ int main(int argc, char **argv) {
         log_setup("coredump-forward");
         if (argc == 2 && strcmp(argv[1], "--launcher") == 0)
                 return launcher_run() < 0 ? 1 : 0;
-        if (stay_private(parent) < 0 || close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
+        if (forward_stay_private(parent) < 0 || close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
                 return 1;
         (void) signal(SIGPIPE, SIG_IGN);
         if (argc < 2 || strchr(argv[1], '/')) {

@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/sched.h>
 
+#include "clone-sibling.h"
 #include "fd-util.h"
 #include "launch-proto.h"
 #include "launcher.h"
@@ -63,8 +63,7 @@ static int keep_capabilities(void) {
         return 0;
 }
 
-/* Not dumpable, gone with coredumpd, which must still be the parent. */
-static int stay_with(pid_t parent) {
+int forward_stay_private(pid_t parent) {
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
             getppid() != parent)
                 return -EPERM;
@@ -161,21 +160,10 @@ static void exec_forwarder(int self, const LaunchRequest *req, const int *fds, s
         _exit(EXIT_FAILURE);
 }
 
-/* A child of coredumpd's (the exit signal is its SIGCHLD), as the worker zygote starts workers:
- * clone3, or clone where that is refused. */
-static pid_t clone_sibling(void) {
-        struct clone_args args = { .flags = CLONE_PARENT };
-        long pid = syscall(SYS_clone3, &args, sizeof args);
-
-        if (pid < 0 && errno == ENOSYS)
-                pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
-        return pid < 0 ? (pid_t) negative_errno() : (pid_t) pid;
-}
-
 static void serve(int sock, int self) {
         for (;;) {
                 LaunchReply reply = { .hdr = { PROTO_MAGIC, MSG_LAUNCHED } };
-                LaunchRequest req;
+                LaunchRequest req = {};
                 int fds[LAUNCH_FDS_MAX];
                 size_t n = 0;
                 int r;
@@ -197,6 +185,7 @@ static void serve(int sock, int self) {
                 for (size_t i = 0; i < n; i++)
                         safe_close(fds[i]);
                 reply.error = r < 0 ? r : 0;
+                reply.seq = req.seq;
                 if (r < 0)
                         log_error_errno(r, "Refused a request to start a forwarder: %m");
                 if (proto_send(sock, &reply, sizeof reply, NULL, 0) < 0)
@@ -211,7 +200,7 @@ int launcher_run(void) {
         int r;
 
         (void) prctl(PR_SET_NAME, "cd-fwd-launcher", 0, 0, 0);
-        if (stay_with(parent) < 0 || close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
+        if (forward_stay_private(parent) < 0 || close_all_fds_except(keep, ELEMENTSOF(keep)) < 0)
                 return log_error_errno(-EPERM, "Not started by a live coredumpd");
         /* this very binary, for every forwarder: an upgrade replaces the file, not what runs */
         self = open("/proc/self/exe", O_PATH | O_CLOEXEC);

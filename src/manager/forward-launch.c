@@ -74,7 +74,7 @@ void forward_launcher_start(Manager *m) {
         }
         if (r >= 0) /* up, named, and down to what it keeps */
                 r = proto_wait(pair[0], MSG_LAUNCHED, &ready, sizeof ready, NULL, 0, LAUNCH_REPLY_TIMEOUT_MSEC);
-        if (r >= 0 && (ready.error != 0 || ready.pid != 0))
+        if (r >= 0 && (ready.error != 0 || ready.pid != 0 || ready.seq != 0))
                 r = -EBADMSG;
         if (r >= 0)
                 r = sd_event_add_child_pidfd(m->event, &m->launcher_source, m->launcher_pidfd, WEXITED,
@@ -93,6 +93,8 @@ void forward_launcher_start(Manager *m) {
         }
         m->launcher_sock = pair[0];
 }
+
+static void forward_launcher_kill(Manager *m);
 
 bool forward_launcher_ready(const Manager *m) {
         return m->launcher_sock >= 0;
@@ -119,16 +121,30 @@ int forward_launcher_request(Manager *m, const char *name, int core, int fields,
                 req.flags |= LAUNCH_FLAG_PIDFD;
                 fds[n++] = pidfd;
         }
+        req.seq = ++m->launcher_seq ?: ++m->launcher_seq; /* 0 is its ready message's */
         r = proto_send(m->launcher_sock, &req, sizeof req, fds, n);
         r = r ?: proto_wait(m->launcher_sock, MSG_LAUNCHED, &reply, sizeof reply, NULL, 0, LAUNCH_REPLY_TIMEOUT_MSEC);
-        if (r < 0)
-                return log_error_errno(r, "The forward launcher did not answer: %m");
+        if (r >= 0 && reply.seq != req.seq)
+                r = -EBADMSG;
+        if (r < 0) {
+                /* a late answer would be taken for the next request's: this launcher is done */
+                log_error_errno(r, "The forward launcher did not answer, stopping it: crashes are no longer "
+                                "forwarded into containers until coredumpd is restarted: %m");
+                forward_launcher_kill(m);
+                return r;
+        }
         if (reply.error < 0)
                 return reply.error;
         if (reply.pid == 0 || reply.pid > INT32_MAX)
                 return -EBADMSG;
         *ret = (pid_t) reply.pid;
         return 0;
+}
+
+static void forward_launcher_kill(Manager *m) {
+        if (m->launcher_pidfd >= 0)
+                (void) pidfd_send_sig(m->launcher_pidfd, SIGKILL);
+        forward_launcher_stop(m);
 }
 
 void forward_launcher_stop(Manager *m) {

@@ -73,6 +73,7 @@ typedef struct Manager {
         int launcher_sock;            /* -EBADF: none (no forwarding into containers) */
         pid_t launcher_pid;
         int launcher_pidfd;
+        uint32_t launcher_seq;        /* the last request's number */
         sd_event_source *launcher_source;
         uid_t worker_uid;
         gid_t worker_gid;

@@ -29,7 +29,7 @@ _Static_assert(LAUNCH_FDS_MAX <= PROTO_FDS_MAX, "proto.h cannot carry a launch r
 typedef struct LaunchRequest {
         MsgHeader hdr;
         uint32_t flags;
-        uint32_t spare;
+        uint32_t seq; /* its number, which the reply repeats */
         char name[LAUNCH_NAME_MAX]; /* the core's name, for its compression's suffix; NUL-terminated */
 } LaunchRequest;
 
@@ -39,4 +39,6 @@ typedef struct LaunchReply {
         MsgHeader hdr;
         int32_t error;
         uint32_t pid;
+        uint32_t seq; /* the request's (0: the launcher's first message, ready) */
+        uint32_t spare;
 } LaunchReply;

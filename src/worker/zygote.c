@@ -6,13 +6,12 @@
  * so that no two workers share anything but the read-only image. Worker binary, unsandboxed:
  * touches only its control socket and the descriptors FORK brings. */
 #include <fcntl.h>
-#include <linux/sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clone-sibling.h"
 #include "fd-util.h"
 #include "log.h"
 #include "macro.h"
@@ -44,26 +43,6 @@ static int place_fds(const int fds[ZYGOTE_FORK_FDS]) {
                 return negative_errno();
         safe_close(control);
         return 0;
-}
-
-/* A child of our parent, coredumpd (the exit signal is ours: SIGCHLD); its stack and memory a
- * copy of ours, as fork() makes them. clone3 first; clone where it answers ENOSYS (kernels before
- * 5.3, and systemd's RestrictNamespaces=, which cannot look into clone3's flags and refuses it
- * whole, as coredump-socket.service has it). Returns its PID, 0 in it, or a negative errno. The
- * child keeps glibc's idea of its thread id (the zygote's): glibc 2.34 and later signal
- * themselves with gettid(), and the child is single-threaded until zstd's threads, which get
- * their own. */
-static pid_t clone_sibling(void) {
-        struct clone_args args = { .flags = CLONE_PARENT };
-        long pid = syscall(SYS_clone3, &args, sizeof args);
-
-        if (pid < 0 && errno == ENOSYS)
-#if defined(__s390__) || defined(__CRIS__)
-                pid = syscall(SYS_clone, 0, CLONE_PARENT | SIGCHLD, NULL, NULL, 0); /* stack first */
-#else
-                pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
-#endif
-        return pid < 0 ? (pid_t) negative_errno() : (pid_t) pid;
 }
 
 int zygote_run(void) {
