@@ -50,10 +50,17 @@ static unsigned stalled_of(Manager *m, uid_t uid) {
 /* Stuck collectors into s (stuck.h): looked at (now: CLOCK_MONOTONIC) from
  * PROCESS_STUCK_AFTER_USEC after their crash let them go, until reaped. */
 static void count_stuck(Manager *m, uint64_t now, StuckCount *s) {
-        for (Collector *col = m->collectors; col; col = col->collectors_next)
-                if (!col->reaped && col->harvested_usec > 0 && now - col->harvested_usec >= PROCESS_STUCK_AFTER_USEC &&
-                    exit_watch_look(&col->watch, col->pid, now, col->killed_usec))
-                        stuck_count_add(s, col->uid);
+        for (Collector *col = m->collectors; col; col = col->collectors_next) {
+                bool was = col->watch.stuck;
+
+                if (col->reaped || col->harvested_usec == 0 || now - col->harvested_usec < PROCESS_STUCK_AFTER_USEC ||
+                    !exit_watch_look(&col->watch, col->pid, now, col->killed_usec))
+                        continue;
+                if (!was)
+                        log_debug("Collector %d of uid %u waits in its exit (a file system that does not answer)",
+                                  (int) col->pid, (unsigned) col->uid);
+                stuck_count_add(s, col->uid);
+        }
 }
 
 /* Whether the crash's collector opens no mapped file; if for stuck processes, how many

@@ -8,6 +8,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -81,7 +82,8 @@ static int build(scmp_filter_ctx ctx, const ConfineSpec *spec) {
                 r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, spec->allowed[i], 0);
         for (size_t i = 0; i < ELEMENTSOF(soft_denied) && r == 0; i++)
                 r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), soft_denied[i], 0);
-        /* fstat() of a descriptor: newfstatat with an empty name; by name it is an error */
+        /* fstat() of a descriptor: newfstatat with AT_EMPTY_PATH (which a name given with it would
+         * still be looked up by: nobody's view of the file system, no more); without it, an error */
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
                                   SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
         r = r ?: seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(newfstatat), 1,
@@ -110,7 +112,9 @@ int confine_lock(const ConfineSpec *spec) {
         r = r ?: set_limit(RLIMIT_NPROC, spec->nproc);
         if (r < 0)
                 return r;
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        /* a write past RLIMIT_FSIZE fails (EFBIG) rather than kill: its log lines too, where stderr
+         * is a file */
+        if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return negative_errno();
         ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
         if (!ctx)

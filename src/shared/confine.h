@@ -14,11 +14,12 @@
  *     gid both set to id, proved irreversible (setuid(0) must fail); no capability is left.
  *     Not root (a user's coredumpctl): those are a user's already, and stay.
  *   confine_lock(): each of RLIMIT_NOFILE, RLIMIT_AS, RLIMIT_FSIZE and RLIMIT_NPROC set soft =
- *     hard to the spec's value (RLIM_INFINITY: left as it is), no_new_privs, then a seccomp
- *     allowlist: memory (no executable mapping), reading and writing descriptors already open,
- *     fstat of a descriptor, closing, the clock and exiting, plus spec->allowed; a few calls libc
- *     makes on its own to look at a file (open, stat and readlink by name, uname, sysinfo) answer
- *     EACCES; anything else, and any other architecture's calls, kill the process. */
+ *     hard to the spec's value (RLIM_INFINITY: left as it is), SIGXFSZ ignored, no_new_privs,
+ *     then a seccomp allowlist: memory (no executable mapping), reading and writing descriptors
+ *     already open, fstat of a descriptor, closing, the clock and exiting, plus spec->allowed; a
+ *     few calls libc makes on its own to look at a file (open, stat and readlink by name, uname,
+ *     sysinfo) answer EACCES; anything else, and any other architecture's calls, kill the
+ *     process. */
 typedef struct ConfineSpec {
         uid_t id;               /* uid and gid to become when root: nobody's (65534) */
         rlim_t nofile, as, fsize, nproc;

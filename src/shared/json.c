@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "utf8-util.h"
 
 typedef struct Scanner {
         const char *p, *end;
@@ -134,13 +135,14 @@ int json_object_scan(const char *text, size_t len, const char *inner_key,
         return s.p == s.end ? 0 : -EBADMSG;
 }
 
-static size_t utf8_len(const unsigned char *s) {
-        size_t n = *s >= 0xf0 && *s <= 0xf4 ? 4 : *s >= 0xe0 ? 3 : *s >= 0xc2 && *s < 0xe0 ? 2 : 0;
-
-        for (size_t i = 1; i < n; i++)
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-        return n;
+/* A code point as JSON's \u escape: a surrogate pair past the Basic Multilingual Plane. */
+static void print_u_escape(FILE *f, uint32_t cp) {
+        if (cp < 0x10000) {
+                fprintf(f, "\\u%04x", (unsigned) cp);
+                return;
+        }
+        cp -= 0x10000;
+        fprintf(f, "\\u%04x\\u%04x", (unsigned) (0xd800 + (cp >> 10)), (unsigned) (0xdc00 + (cp & 0x3ff)));
 }
 
 void json_print_string(FILE *f, const char *s) {
@@ -164,8 +166,12 @@ void json_print_string(FILE *f, const char *s) {
                         fprintf(f, "\\u%04x", p[1]);
                         p += 2;
                         continue;
-                } else if ((n = utf8_len(p)) > 0) {
-                        fwrite(p, 1, n, f);
+                } else if ((n = utf8_seq_len(p)) > 1) {
+                        /* format characters (a right-to-left override) escaped, as in text output */
+                        if (unichar_is_format(utf8_decode(p, n)))
+                                print_u_escape(f, utf8_decode(p, n));
+                        else
+                                fwrite(p, 1, n, f);
                         p += n;
                         continue;
                 } else

@@ -52,14 +52,15 @@ void log_setup_plain(void) {
 }
 
 /* A line shows what it says and nothing else: names in it (a crashed process's comm, paths)
- * are chosen by whoever crashed, so control characters (C0, DEL, and C1 as UTF-8) and format
- * characters (a right-to-left override, zero-width ones) become '?', one per byte, and no escape
+ * are chosen by whoever crashed, so control characters (C0, DEL, and C1 as UTF-8), format
+ * characters (a right-to-left override, zero-width ones) and bytes that are not UTF-8 become
+ * '?', one per byte, and no escape
  * sequence reaches a terminal, splits a journal line or reorders it. */
 static void log_sanitize(char *msg) {
         for (unsigned char *p = (unsigned char *) msg; *p;) {
                 size_t n = utf8_seq_len(p);
 
-                if (*p < ' ' || *p == 0x7f)
+                if (*p < ' ' || *p == 0x7f || n == 0) /* n == 0: not UTF-8 (a lone 0x9b is CSI to some terminals) */
                         *p = '?';
                 else if (n >= 2 && ((p[0] == 0xc2 && p[1] <= 0x9f) || unichar_is_format(utf8_decode(p, n))))
                         memset(p, '?', n);

@@ -22,6 +22,8 @@ MAP_CRASH = os.path.join(BUILD, "test", "map-crash")
 FUSE_STALL = os.path.join(BUILD, "test", "fuse-stall")
 COLLECT_TIMEOUT = 5  # COLLECT_TIMEOUT_USEC, src/manager/collector.h
 PROMPT = 3  # seconds a crash may take while another is stalled: well under the stall's deadline
+STUCK_AFTER_S = 0.05  # PROCESS_STUCK_AFTER_USEC (src/manager/stuck.h): between two looks at a process
+STUCK_LOOKS_MAX = 20  # crashes that look at a collector before it must have been found stuck
 SLOW_FAULT_S = 4  # FAULT_SLOW_MSEC, src/worker/worker.c
 DAEMON_STOP_S = 10  # SIGTERM to exit, with nothing stuck
 # python3 (a real program, a dozen mapped files) mapping a page past the first of argv[1] (as
@@ -393,11 +395,18 @@ def case_fuse_flush_pool():
         check_traces(record_of(env, user_pid, d, timeout=PROMPT), "the user's crash")
         crash_done(d, user_pid)
         stuck_worker(d, user_pid)
-        for _ in range(2):
+        # root's crashes, each stored at once: the start of each looks at the user's collector,
+        # found stuck at two looks PROCESS_STUCK_AFTER_USEC apart (then it says so)
+        for i in range(STUCK_LOOKS_MAX):
             root_pid, took = timed_crash()
             check(took < PROMPT, f"root's crash after the user's stuck one took {took:.1f} s:\n{d.log_text()}")
             check_traces(record_of(env, root_pid, d, timeout=PROMPT), "root's crash")
             crash_done(d, root_pid)
+            if i > 0 and re.search(rf"Collector \d+ of uid {user.pw_uid} waits in its exit", d.log_text()):
+                break
+            time.sleep(STUCK_AFTER_S)
+        else:
+            check(False, f"the user's collector was not found stuck:\n{d.log_text()}")
         next_pid, took = timed_crash(user)
         check(took < PROMPT, f"the user's next crash took {took:.1f} s:\n{d.log_text()}")
         nxt = record_of(env, next_pid, d, timeout=PROMPT)

@@ -156,6 +156,17 @@ static void test_json_print(void) {
         fclose(f);
         CHECK_STREQ(out, "\"a\\u001b[2J\\u009b1m\\u007f\xc3\xa9\\t\\\"\"");
         free(out);
+        /* format characters as escapes too: a right-to-left override, a tag (a surrogate pair);
+         * an overlong form is no UTF-8 */
+        out = NULL;
+        f = open_memstream(&out, &size);
+        CHECK(f);
+        if (!f)
+                return;
+        json_print_string(f, "x\xe2\x80\xae" "y\xf3\xa0\x81\x81\xc0\xaf");
+        fclose(f);
+        CHECK_STREQ(out, "\"x\\u202ey\\udb40\\udc41\\ufffd\\ufffd\"");
+        free(out);
 }
 
 /* A person's uid: not a system user, nobody or a DynamicUser= uid (store.c and ctl-journal.c). */
