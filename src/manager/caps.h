@@ -20,7 +20,10 @@
  *                        user namespace, as systemd-nspawn does even with -U): systemd's socket
  *                        unit in the container asks the sender's PID there
  * manager_drop_forward_capability() then drops it from both: coredumpd, its collectors and its
- * workers never hold it after start-up. The unit's CapabilityBoundingSet= lists the same. */
+ * workers never hold it after start-up. The unit's CapabilityBoundingSet= lists the same.
+ * What that does not change: CAP_SYS_PTRACE lets a compromised coredumpd write into any process's
+ * memory through /proc/PID/mem (the launcher's, PID 1's), which no syscall filter can refuse; it
+ * is root's power in all but name, kept as long as coredumpd reads other users' /proc itself. */
 #define MANAGER_CAPS_MASK                                                                       \
         ((UINT64_C(1) << 19) | (UINT64_C(1) << 2) | (UINT64_C(1) << 5) | (UINT64_C(1) << 7) |  \
          (UINT64_C(1) << 6) | (UINT64_C(1) << 8))

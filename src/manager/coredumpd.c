@@ -208,6 +208,7 @@ static int run(const Args *a) {
         r = manager_syscall_filter();
         if (r < 0)
                 return log_error_errno(r, "Failed to install the syscall filter: %m");
+        log_info("Syscall filter installed: the calls no process of coredump-socket makes are refused");
         r = manager_drop_capabilities();
         if (r < 0)
                 return log_error_errno(r, "Failed to drop capabilities: %m");

@@ -10,5 +10,7 @@
  * opens any file of a file system by its handle), accounting and quotas, the kernel log, chroot
  * and the new mount API, the host name; and the calls of other architectures. What the design
  * needs stays allowed: the workers' mount, pivot_root and unshare, the forwarder's setns. Sets
- * no_new_privs first (the unit sets NoNewPrivileges=yes too). */
+ * no_new_privs first (the unit sets NoNewPrivileges=yes too). It narrows what a compromised
+ * manager can call, not what it can reach: with CAP_SYS_PTRACE an open and a write of
+ * /proc/PID/mem still change another process's memory (caps.h). */
 int manager_syscall_filter(void);

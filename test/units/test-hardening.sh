@@ -7,11 +7,18 @@
 # $1: the built coredump-socket.service.
 set -eu
 unit=$1
-reference=3.9
 if ! command -v systemd-analyze >/dev/null 2>&1; then
         echo "skipped: no systemd-analyze (package systemd)"
         exit 77
 fi
+# what this analyzer gives systemd-coredumpd.service: measured with 252 and 262; others are held
+# to the lower of the two
+version=$(systemd-analyze --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
+case "$version" in
+252) reference=3.9 ;;
+*) reference=3.7 ;;
+esac
+echo "systemd-analyze $version: systemd-coredumpd.service scores $reference"
 out=$(systemd-analyze security --offline=yes --no-pager "$unit" 2>&1) || {
         echo "$out"
         echo "systemd-analyze failed on $unit"
