@@ -11,7 +11,6 @@
 
 #include "build-config.h"
 #include "caps.h"
-#include "syscall-filter.h"
 #include "config.h"
 #include "control.h"
 #include "forward-launch.h"
@@ -20,6 +19,7 @@
 #include "manager.h"
 #include "pattern.h"
 #include "register.h"
+#include "syscall-filter.h"
 
 enum Action { ACTION_RUN, ACTION_CHECK_CONFIG, ACTION_REGISTER, ACTION_UNREGISTER };
 

@@ -4,7 +4,6 @@
  * coredump-forward as coredumpd's child. Manager (root): spawns, asks and reaps that one process. */
 #include <errno.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -15,6 +14,7 @@
 #include "log.h"
 #include "manager.h"
 #include "pidfd-util.h"
+#include "spawn.h"
 
 static int on_launcher_exit(sd_event_source *s, const siginfo_t *si, void *userdata) {
         Manager *m = userdata;
@@ -29,30 +29,12 @@ static int on_launcher_exit(sd_event_source *s, const siginfo_t *si, void *userd
         return 0;
 }
 
-/* posix_spawn of the launcher with its end of the pair on LAUNCHER_SOCKET_FD. */
+/* Starts the launcher with its end of the pair on LAUNCHER_SOCKET_FD and coredumpd's stdio. */
 static int spawn_launcher(Manager *m, int sock, pid_t *ret) {
         char *argv[] = { (char *) "coredump-forward", (char *) "--launcher", NULL };
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
-        int r;
+        SpawnFds fds = { .sock = sock, .sock_target = LAUNCHER_SOCKET_FD, .stderr_fd = -EBADF };
 
-        sigemptyset(&none);
-        sigfillset(&all);
-        r = posix_spawn_file_actions_init(&fa);
-        if (r != 0)
-                return -r;
-        r = posix_spawnattr_init(&attr);
-        if (r == 0) {
-                r = posix_spawn_file_actions_adddup2(&fa, sock, LAUNCHER_SOCKET_FD);
-                r = r ?: posix_spawnattr_setsigmask(&attr, &none);
-                r = r ?: posix_spawnattr_setsigdefault(&attr, &all);
-                r = r ?: posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-                r = r ?: posix_spawn(ret, m->forward_exec, &fa, &attr, argv, environ);
-                posix_spawnattr_destroy(&attr);
-        }
-        posix_spawn_file_actions_destroy(&fa);
-        return -r;
+        return spawn_helper(m->forward_exec, argv, environ, &fds, ret);
 }
 
 void forward_launcher_start(Manager *m) {

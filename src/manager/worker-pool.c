@@ -9,7 +9,6 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,7 @@
 #include "manager.h"
 #include "memfd-slot.h"
 #include "pidfd-util.h"
+#include "spawn.h"
 #include "test-fault.h"
 #include "time-util.h"
 #include "uid-class.h"
@@ -640,27 +640,19 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
         return 0;
 }
 
-/* Starts the worker binary (or the zygote) with posix_spawn(): glibc uses vfork semantics, so the manager's
- * page tables are neither copied nor written to copy-on-write for a child that only execs (a
- * fork() here cost the manager more CPU per crash than anything else it does). The child gets
- * /dev/null on stdin and stdout, the log pipe on stderr, the control socket on
- * WORKER_CONTROL_FD, no blocked signals, default dispositions, and a clean environment but for
- * logging (and sanitizer and fault settings in test builds). The worker sets its parent-death
- * signal itself. */
+/* Starts the worker binary (or the zygote): /dev/null on stdin and stdout, the log pipe on stderr,
+ * the control socket on WORKER_CONTROL_FD, and a clean environment but for logging (and sanitizer
+ * and fault settings in test builds). posix_spawn() rather than fork(): a fork here cost the manager
+ * more CPU per crash than anything else it does. The worker sets its parent-death signal itself. */
 int worker_exec(Manager *m, int sock, int log, bool zygote, pid_t *ret) {
         /* the zygote's name is as long as the worker's: its children write theirs over it */
         char *argv_worker[] = { (char *) "coredump-worker", NULL };
         char *argv_zygote[] = { (char *) "coredump-zygote", (char *) "--zygote", NULL };
-        char **argv = zygote ? argv_zygote : argv_worker;
         const char *keep[] = { "COREDUMP_SOCKET_LOG_LEVEL", "ASAN_OPTIONS", "UBSAN_OPTIONS", "COREDUMP_WORKER_FAULT" };
         char *envp[ELEMENTSOF(keep) + 2] = {};
         char envbuf[ELEMENTSOF(keep)][256];
-        _cleanup_close_ int moved = -EBADF;
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
+        SpawnFds fds = { .sock = sock, .sock_target = WORKER_CONTROL_FD, .stderr_fd = log, .null_stdio = true };
         size_t n = 0;
-        int r;
 
         for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
                 const char *v = getenv(keep[i]);
@@ -671,34 +663,7 @@ int worker_exec(Manager *m, int sock, int log, bool zygote, pid_t *ret) {
          * resolve, and write into its copy of the GOT, every function it calls first */
         if (zygote)
                 envp[n++] = (char *) "LD_BIND_NOW=1";
-        /* dup2() onto itself would leave O_CLOEXEC set: move it out of the way first */
-        if (sock == WORKER_CONTROL_FD) {
-                moved = fcntl(sock, F_DUPFD_CLOEXEC, WORKER_CONTROL_FD + 1);
-                if (moved < 0)
-                        return negative_errno();
-                sock = moved;
-        }
-        sigemptyset(&none);
-        sigfillset(&all);
-        r = posix_spawn_file_actions_init(&fa);
-        if (r != 0)
-                return -r;
-        r = posix_spawnattr_init(&attr);
-        if (r != 0) {
-                posix_spawn_file_actions_destroy(&fa);
-                return -r;
-        }
-        r = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDWR, 0);
-        r = r ?: posix_spawn_file_actions_adddup2(&fa, STDIN_FILENO, STDOUT_FILENO);
-        r = r ?: posix_spawn_file_actions_adddup2(&fa, log, STDERR_FILENO);
-        r = r ?: posix_spawn_file_actions_adddup2(&fa, sock, WORKER_CONTROL_FD);
-        r = r ?: posix_spawnattr_setsigmask(&attr, &none);
-        r = r ?: posix_spawnattr_setsigdefault(&attr, &all);
-        r = r ?: posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        r = r ?: posix_spawn(ret, m->worker_exec, &fa, &attr, argv, envp);
-        posix_spawnattr_destroy(&attr);
-        posix_spawn_file_actions_destroy(&fa);
-        return -r;
+        return spawn_helper(m->worker_exec, zygote ? argv_zygote : argv_worker, envp, &fds, ret);
 }
 
 static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
