@@ -21,8 +21,8 @@ typedef struct Manager Manager;
  * canary and pointer guard (no exec in between), so that a user who took over the worker of
  * their own crash would know them in a sibling that reads another user's crash. By default
  * every worker is exec'd (each its own, from the kernel's AT_RANDOM and ASLR), which costs about
- * 1.2 to 1.6 ms more CPU a crash here and no time the task is held (the spares are started
- * ahead). With it, a zygote is replaced after this many forks, and after any worker that died
+ * 1 to 1.6 ms more CPU a crash on a two-CPU machine and no time the task is held (the spares are
+ * started ahead; bench/worker-start.py measures both). With it, a zygote is replaced after this many forks, and after any worker that died
  * abnormally, so that a crafted core cannot learn the layout by trial and error. */
 #define ZYGOTE_FORKS_MAX 64U
 
