@@ -82,32 +82,6 @@ static int open_by_build_id(const SymRequest *req, bool debug) {
         return pfd < 0 ? -ENOENT : reopen_regular(pfd, &st);
 }
 
-typedef struct debuginfod_client debuginfod_client;
-typedef debuginfod_client *(*DebuginfodBegin)(void);
-typedef int (*DebuginfodFind)(debuginfod_client *c, const unsigned char *id, int id_len, char **path);
-
-/* The debuginfod client, loaded once on the first lookup (as libdwfl loads it): NULL if it is
- * not installed. */
-static debuginfod_client *debuginfod(DebuginfodFind *ret_debuginfo, DebuginfodFind *ret_executable) {
-        static debuginfod_client *client;
-        static DebuginfodFind find_debuginfo, find_executable;
-        static bool loaded;
-
-        if (!loaded) {
-                void *lib = dlopen(DEBUGINFOD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-                DebuginfodBegin begin = lib ? (DebuginfodBegin) dlsym(lib, "debuginfod_begin") : NULL;
-
-                loaded = true;
-                find_debuginfo = lib ? (DebuginfodFind) dlsym(lib, "debuginfod_find_debuginfo") : NULL;
-                find_executable = lib ? (DebuginfodFind) dlsym(lib, "debuginfod_find_executable") : NULL;
-                if (begin && find_debuginfo && find_executable)
-                        client = begin();
-        }
-        *ret_debuginfo = find_debuginfo;
-        *ret_executable = find_executable;
-        return client;
-}
-
 /* As root, a cache of root's: the client creates, renames and deletes files in it, which must
  * not be a tree a user controls through HOME or XDG_CACHE_HOME (sudo may keep them). */
 static void pin_cache(void) {
@@ -120,6 +94,35 @@ static void pin_cache(void) {
         (void) setenv("DEBUGINFOD_CACHE_PATH", path, 1);
 }
 
+typedef struct debuginfod_client debuginfod_client;
+typedef debuginfod_client *(*DebuginfodBegin)(void);
+typedef int (*DebuginfodFind)(debuginfod_client *c, const unsigned char *id, int id_len, char **path);
+
+/* The debuginfod client, loaded once on the first lookup (as libdwfl loads it): NULL if it is
+ * not installed. */
+static debuginfod_client *debuginfod(DebuginfodFind *ret_debuginfo, DebuginfodFind *ret_executable) {
+        static debuginfod_client *client;
+        static DebuginfodFind find_debuginfo, find_executable;
+        static bool loaded;
+
+        if (!loaded) {
+                void *lib;
+                DebuginfodBegin begin;
+
+                loaded = true;
+                pin_cache(); /* before the client exists: it must never see the other cache */
+                lib = dlopen(DEBUGINFOD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+                begin = lib ? (DebuginfodBegin) dlsym(lib, "debuginfod_begin") : NULL;
+                find_debuginfo = lib ? (DebuginfodFind) dlsym(lib, "debuginfod_find_debuginfo") : NULL;
+                find_executable = lib ? (DebuginfodFind) dlsym(lib, "debuginfod_find_executable") : NULL;
+                if (begin && find_debuginfo && find_executable)
+                        client = begin();
+        }
+        *ret_debuginfo = find_debuginfo;
+        *ret_executable = find_executable;
+        return client;
+}
+
 /* By build-id from the debuginfod servers: the cached file, opened again read-only (the client's
  * descriptor of a fresh download is writable) and checked as every other. */
 static int fetch(const SymRequest *req, bool debug) {
@@ -130,7 +133,6 @@ static int fetch(const SymRequest *req, bool debug) {
 
         if (!c)
                 return -ENOENT;
-        pin_cache();
         fd = (debug ? find_debuginfo : find_executable)(c, req->build_id, (int) req->build_id_len, NULL);
         if (fd == -ENOSYS || fd == -ENOENT)
                 return -ENOENT;
