@@ -554,7 +554,11 @@ static void on_busy(Worker *w) {
                             "the worker failed");
                 return;
         }
-        (void) proto_peek_type(w->control_fd, &type); /* (none: on_result() says why) */
+        /* Nothing queued: wait for the next wakeup. Reading on regardless would race the worker:
+         * a message arriving between this look and the read below would be read as RESULT. A
+         * peek that fails otherwise (end of file, a short header) is on_result()'s to report. */
+        if (proto_peek_type(w->control_fd, &type) == -EAGAIN)
+                return;
         if (type == MSG_RETURNED) {
                 on_returned(w);
                 return;
@@ -590,8 +594,14 @@ static const struct {
 
 /* The worker's end is closed (it died, or closed it): nothing is queued, the next read is EOF. */
 static bool control_closed(int fd) {
+        unsigned resets = 0;
+        ssize_t n;
         char b;
-        return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+
+        do
+                n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+        while (n < 0 && proto_recv_again(&resets));
+        return n == 0;
 }
 
 static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

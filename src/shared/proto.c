@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Sends and receives one fixed-size manager<->worker message with its fds, refusing any other
  * size, type or fd count. Shared: I/O only on the socket given; a static buffer, one thread. */
+#include <assert.h>
+#include <errno.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -42,6 +44,11 @@ int proto_send(int sock, const void *msg, size_t size, const int *fds, size_t n_
         return 0;
 }
 
+bool proto_recv_again(unsigned *resets) {
+        assert(resets);
+        return errno == EINTR || (errno == ECONNRESET && (*resets)++ < PROTO_RESETS_RETRIED_MAX);
+}
+
 static void close_received(int *fds, size_t n) {
         for (size_t i = 0; i < n; i++)
                 safe_close(fds[i]);
@@ -74,6 +81,7 @@ int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, si
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
         int fds[PROTO_FDS_MAX];
         size_t n_got = 0;
+        unsigned resets = 0;
         ssize_t k;
 
         if (n_fds > PROTO_FDS_MAX || size < sizeof(MsgHeader) || size > sizeof buf)
@@ -84,7 +92,7 @@ int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, si
         }
         do
                 k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-        while (k < 0 && errno == EINTR);
+        while (k < 0 && proto_recv_again(&resets));
         if (k < 0)
                 return negative_errno();
 
@@ -126,12 +134,13 @@ const char *store_stop_to_string(uint32_t stop) {
 }
 
 int proto_peek_type(int sock, uint32_t *ret_type) {
+        unsigned resets = 0;
         MsgHeader h;
         ssize_t n;
 
         do
                 n = recv(sock, &h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
-        while (n < 0 && errno == EINTR);
+        while (n < 0 && proto_recv_again(&resets));
         if (n < 0)
                 return negative_errno();
         if (n == 0)

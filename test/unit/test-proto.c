@@ -34,6 +34,30 @@ static void test_stray_never_opened(int sp[2]) {
         safe_close(fd);
 }
 
+/* A peer that sends its last message and closes while one of ours is still unread in its queue
+ * (a worker that gave its job back before reading its DETAILS): the kernel reports ECONNRESET
+ * once, before that last message. It is still read, peeked first as the manager does, and only
+ * then is the connection at its end. */
+static void test_closed_with_ours_unread(void) {
+        MsgReturned back = { .hdr = { PROTO_MAGIC, MSG_RETURNED }, .error = -EAGAIN };
+        MsgResult res = { .hdr = { PROTO_MAGIC, MSG_RESULT } };
+        MsgReturned got;
+        uint32_t type = 0;
+        int sp[2];
+
+        CHECK_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+        CHECK_EQ(proto_send(sp[0], &res, sizeof res, NULL, 0), 0); /* ours, never read */
+        CHECK_EQ(proto_send(sp[1], &back, sizeof back, NULL, 0), 0); /* its last words */
+        safe_close(sp[1]);
+        CHECK_EQ(proto_peek_type(sp[0], &type), 0);
+        CHECK_EQ(type, MSG_RETURNED);
+        CHECK_EQ(proto_recv(sp[0], MSG_RETURNED, &got, sizeof got, NULL, 0), 0);
+        CHECK_EQ(got.error, -EAGAIN);
+        CHECK_EQ(proto_peek_type(sp[0], &type), -ECONNRESET);
+        CHECK_EQ(proto_recv(sp[0], MSG_RETURNED, &got, sizeof got, NULL, 0), -ECONNRESET);
+        safe_close(sp[0]);
+}
+
 int main(void) {
         MsgJob job = { .hdr = { PROTO_MAGIC, MSG_JOB }, .flags = JOB_FLAG_STORE, .external_size_max = 123 };
         MsgResult res = { .hdr = { PROTO_MAGIC, MSG_RESULT } };
@@ -83,5 +107,6 @@ int main(void) {
         safe_close(sp[0]);
         CHECK_EQ(proto_recv(sp[1], MSG_JOB, &got, sizeof got, fds, 2), -ECONNRESET);
         safe_close(sp[1]);
+        test_closed_with_ours_unread();
         TESTS_DONE();
 }
