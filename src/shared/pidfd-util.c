@@ -23,20 +23,37 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-static uint64_t load_u64(const uint8_t *p) {
-        uint64_t v;
-        memcpy(&v, p, sizeof v);
-        return v;
+/* Where the fields past the 64-byte base sit, by kernel: see kernel-abi.h and kernel-abi.md. */
+#define PIDFD_INFO_SIGNAL_AT 68U     /* u32, 6.19+ */
+#define PIDFD_INFO_CODE_AT 72U       /* u32, 7.1+ */
+#define PIDFD_INFO_SUPPORTED_V2_AT 72U /* u64, 6.19 and 7.0 */
+#define PIDFD_INFO_SUPPORTED_V3_AT 80U /* u64, 7.1+ */
+#define PIDFD_INFO_COOKIE_AT 72U     /* u64, the seed v4 series only */
+
+/* Whether the len bytes handed to the kernel hold a field of n bytes at off. The kernel copies
+ * min(its size, len) bytes but raises a field's mask bit even when the field was not copied: a
+ * bit is believed only if its field was within len. */
+static bool covers(size_t len, size_t off, size_t n) {
+        return len >= off + n;
+}
+
+/* PIDFD_INFO_SUPPORTED_MASK: at 80 on 7.1+, at 72 on 6.19 and 7.0. On 7.1 a task without a
+ * coredump leaves 72 zero; on 6.19 and 7.0 nothing is written at 80 (our buffer is zeroed). A
+ * real supported mask always has PID and CREDS, so it is never zero. 0 if none was copied. */
+static uint64_t supported_mask_of(const struct pidfd_info_raw *raw, size_t len) {
+        if (raw->mask & PIDFD_INFO_COREDUMP_CODE) /* only 7.1+ knows the code: the 7.1 layout */
+                return covers(len, PIDFD_INFO_SUPPORTED_V3_AT, sizeof raw->u80) ? raw->u80 : 0;
+        if (covers(len, PIDFD_INFO_SUPPORTED_V3_AT, sizeof raw->u80) && raw->u80 != 0)
+                return raw->u80;
+        return covers(len, PIDFD_INFO_SUPPORTED_V2_AT, sizeof raw->u72) ? raw->u72 : 0;
 }
 
 int pidfd_info_parse(const void *buf, size_t len, PidfdInfo *ret) {
         struct pidfd_info_raw raw = {};
-        const uint8_t *b;
 
         if (len < PIDFD_INFO_SIZE_VER0)
                 return -EBADMSG;
         memcpy(&raw, buf, MIN(len, sizeof raw));
-        b = (const uint8_t *) &raw;
 
         /* PID and CREDS come together, or not at all (a reaped task has only EXIT info). */
         if (!(raw.mask & PIDFD_INFO_PID) != !(raw.mask & PIDFD_INFO_CREDS))
@@ -54,22 +71,26 @@ int pidfd_info_parse(const void *buf, size_t len, PidfdInfo *ret) {
                 .coredump_mask = (raw.mask & PIDFD_INFO_COREDUMP) ? raw.coredump_mask : 0,
         };
 
-        if (raw.mask & PIDFD_INFO_COREDUMP_SIGNAL)
+        if ((raw.mask & PIDFD_INFO_COREDUMP_SIGNAL) && covers(len, PIDFD_INFO_SIGNAL_AT, sizeof raw.u68))
                 ret->coredump_signal = raw.u68;
+        else
+                ret->mask &= ~PIDFD_INFO_COREDUMP_SIGNAL;
 
-        if (raw.mask & PIDFD_INFO_COREDUMP_CODE) {
-                /* 7.1+: code @72, supported_mask moved to @80 */
+        if ((raw.mask & PIDFD_INFO_COREDUMP_CODE) && covers(len, PIDFD_INFO_CODE_AT, sizeof(uint32_t)))
                 ret->coredump_code = (uint32_t) raw.u72;
-                if (raw.mask & PIDFD_INFO_SUPPORTED_MASK)
-                        ret->supported_mask = raw.u80;
-        } else if (raw.mask & PIDFD_INFO_SUPPORTED_MASK) {
-                /* 6.19-7.0 keep it @72; 7.1+ without a coredump leave @72 zero and use @80.
-                 * A real supported mask always has PID|CREDS, so it is never zero. */
-                ret->supported_mask = raw.u80 != 0 ? raw.u80 : raw.u72;
-        } else if (len >= 80 && load_u64(b + 72) != 0) {
-                /* Neither newer field: a non-zero u64 @72 can only be the seed v4 cookie. */
+        else
+                ret->mask &= ~PIDFD_INFO_COREDUMP_CODE;
+
+        if (raw.mask & PIDFD_INFO_SUPPORTED_MASK)
+                ret->supported_mask = supported_mask_of(&raw, len);
+        if (ret->supported_mask == 0)
+                ret->mask &= ~PIDFD_INFO_SUPPORTED_MASK;
+
+        /* Neither newer field: a non-zero u64 at 72 can only be the seed v4 cookie. */
+        if (!(raw.mask & (PIDFD_INFO_COREDUMP_SIGNAL | PIDFD_INFO_COREDUMP_CODE | PIDFD_INFO_SUPPORTED_MASK)) &&
+            covers(len, PIDFD_INFO_COOKIE_AT, sizeof raw.u72) && raw.u72 != 0) {
                 ret->has_cookie = true;
-                ret->cookie = load_u64(b + 72);
+                ret->cookie = raw.u72;
         }
         return 0;
 }

@@ -12,6 +12,74 @@ static struct pidfd_info_raw base(uint64_t mask) {
         };
 }
 
+/* A kernel whose struct pidfd_info is kernel_size bytes (64: 6.13-6.15, 72: 6.16-6.18, 80: 6.19
+ * and 7.0, 88: 7.1+) answering every PIDFD_INFO_* bit it knows for a task that dumped (SIGSEGV,
+ * SEGV_MAPERR) or not, into a caller's zeroed buffer of user_len bytes: it copies min(both) and,
+ * as upstream does, raises the mask bits of fields it did not copy. */
+#define SIM_SUPPORTED_619 UINT64_C(0x7f)
+#define SIM_SUPPORTED_71 UINT64_C(0xff)
+#define SIM_SIGNAL 11U
+#define SIM_CODE 1U
+static void kernel_answers(size_t kernel_size, bool dumped, size_t user_len, uint8_t out[88]) {
+        struct pidfd_info_raw k = base(PIDFD_INFO_CGROUPID | PIDFD_INFO_EXIT);
+
+        k.coredump_mask = 0;
+        if (kernel_size >= 72) {
+                k.mask |= PIDFD_INFO_COREDUMP;
+                k.coredump_mask = dumped ? PIDFD_COREDUMPED | PIDFD_COREDUMP_USER : 0;
+        }
+        if (kernel_size == 80) {
+                k.mask |= PIDFD_INFO_SUPPORTED_MASK | (dumped ? PIDFD_INFO_COREDUMP_SIGNAL : 0);
+                k.u68 = dumped ? SIM_SIGNAL : 0;
+                k.u72 = SIM_SUPPORTED_619;
+        }
+        if (kernel_size == 88) {
+                k.mask |= PIDFD_INFO_SUPPORTED_MASK | (dumped ? PIDFD_INFO_COREDUMP_SIGNAL | PIDFD_INFO_COREDUMP_CODE : 0);
+                k.u68 = dumped ? SIM_SIGNAL : 0;
+                k.u72 = dumped ? SIM_CODE : 0;
+                k.u80 = SIM_SUPPORTED_71;
+        }
+        memset(out, 0, 88);
+        memcpy(out, &k, MIN(kernel_size, user_len));
+}
+
+/* Every kernel layout against every caller size: a field is believed only when the kernel has it
+ * and it was copied, and then with its true value; its mask bit is dropped otherwise. The trap:
+ * the SUPPORTED_MASK bit comes back set where the field was not copied (80-byte callers of 7.1,
+ * 72-byte callers of 6.19), and a 6.19-built caller of 7.1 would read the code at 72 as the mask. */
+static void test_layouts(void) {
+        static const size_t sizes[] = { 64, 72, 80, 88 };
+
+        for (size_t ki = 0; ki < ELEMENTSOF(sizes); ki++)
+                for (size_t ui = 0; ui < ELEMENTSOF(sizes); ui++)
+                        for (int dumped = 0; dumped <= 1; dumped++) {
+                                size_t kernel = sizes[ki], user = sizes[ui];
+                                bool signal = dumped && kernel >= 80 && user >= 72;
+                                bool code = dumped && kernel == 88 && user >= 80;
+                                bool supported = (kernel == 80 && user >= 80) || (kernel == 88 && user == 88);
+                                uint8_t buf[88];
+                                PidfdInfo i;
+
+                                kernel_answers(kernel, dumped, user, buf);
+                                if (pidfd_info_parse(buf, user, &i) != 0) {
+                                        CHECK(!"parse failed");
+                                        continue;
+                                }
+                                fprintf(stderr, "kernel %zu bytes, caller %zu, %s: signal %s, code %s, supported mask %s\n",
+                                        kernel, user, dumped ? "dumped" : "no dump", signal ? "yes" : "no",
+                                        code ? "yes" : "no", supported ? "yes" : "no");
+                                CHECK_EQ(!!(i.mask & PIDFD_INFO_COREDUMP_SIGNAL), signal);
+                                CHECK_EQ(i.coredump_signal, signal ? SIM_SIGNAL : 0);
+                                CHECK_EQ(!!(i.mask & PIDFD_INFO_COREDUMP_CODE), code);
+                                CHECK_EQ(i.coredump_code, code ? SIM_CODE : 0);
+                                CHECK_EQ(!!(i.mask & PIDFD_INFO_SUPPORTED_MASK), supported);
+                                CHECK_EQ(i.supported_mask,
+                                         !supported ? 0 : kernel == 80 ? SIM_SUPPORTED_619 : SIM_SUPPORTED_71);
+                                CHECK(!i.has_cookie);
+                                CHECK_EQ(i.pid, 42);
+                        }
+}
+
 int main(void) {
         struct pidfd_info_raw r;
         PidfdInfo i;
@@ -105,5 +173,6 @@ int main(void) {
                 CHECK_EQ(proc_stat_parse("42 (x)", &st), -EBADMSG);
                 CHECK_EQ(proc_stat_parse("", &st), -EBADMSG);
         }
+        test_layouts();
         TESTS_DONE();
 }
