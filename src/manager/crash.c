@@ -3,6 +3,7 @@
  * and keep its record. Manager (root): never reads core bytes; creates files only in the store. */
 #include <assert.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -474,6 +475,10 @@ static int handle_request(Crash *c) {
         r = handshake_parse_req(c->req_buf, c->req_len, &req);
         if (r < 0)
                 return r;
+        if (handshake_req_news(&c->manager->handshake_news, &req))
+                log_info("The kernel's request is newer than this coredumpd knows (%" PRIu32 " bytes, flags 0x%" PRIx64
+                         "; known: 16 bytes, 0x%" PRIx64 "): its new parts are left unused, the ack is 7.3's",
+                         req.size, req.mask, COREDUMP_MASK_KNOWN);
         v = policy_decide(c, &why);
         if (v != POLICY_TAKE) {
                 c->counted_only = v == POLICY_COUNT_ONLY;

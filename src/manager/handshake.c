@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The @@ coredump socket protocol: request size and checks, the ack, the kernel's mark. Manager,
  * pure: bytes in, bytes out (the caller reads and writes the connection). */
+#include <assert.h>
 #include <elf.h>
 #include <string.h>
 
@@ -47,6 +48,20 @@ int handshake_build_ack(const struct coredump_req *req, uint64_t decision, struc
                 return -EOPNOTSUPP;
         *ret = (struct coredump_ack) { .size = COREDUMP_ACK_SIZE_VER0, .spare = 0, .mask = decision };
         return 0;
+}
+
+bool handshake_req_news(HandshakeNews *news, const struct coredump_req *req) {
+        uint64_t unknown;
+        bool news_size, news_mask;
+
+        assert(news);
+        assert(req);
+        unknown = req->mask & ~COREDUMP_MASK_KNOWN;
+        news_size = req->size > MAX(news->size_logged, COREDUMP_REQ_SIZE_VER0);
+        news_mask = (unknown & ~news->mask_logged) != 0;
+        news->size_logged = MAX(news->size_logged, req->size);
+        news->mask_logged |= unknown;
+        return news_size || news_mask;
 }
 
 const char *handshake_mark_to_string(uint32_t mark) {

@@ -20,6 +20,16 @@ int handshake_parse_req(const uint8_t *buf, size_t len, struct coredump_req *ret
 /* The ack for `decision` (one of KERNEL, USERSPACE, REJECT, optionally with WAIT), limited to
  * what the request offered; -EOPNOTSUPP if the kernel did not offer it. */
 int handshake_build_ack(const struct coredump_req *req, uint64_t decision, struct coredump_ack *ret);
+/* What this daemon has said about requests newer than it knows: the largest request size and
+ * the unknown flags already logged. */
+typedef struct HandshakeNews {
+        uint32_t size_logged;
+        uint64_t mask_logged;
+} HandshakeNews;
+/* Whether req shows something newer than this daemon knows and not logged yet (a request larger
+ * than 16 bytes, or flags past COREDUMP_MASK_KNOWN): true once for each such novelty, which it
+ * then counts as logged. */
+bool handshake_req_news(HandshakeNews *news, const struct coredump_req *req);
 const char *handshake_mark_to_string(uint32_t mark);
 /* The kernel's 4-byte answer to our ack: 0 if it will proceed, -EPROTO (with the mark) if not. */
 int handshake_check_mark(const uint8_t buf[COREDUMP_MARK_SIZE], uint32_t *ret_mark);

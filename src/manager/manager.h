@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "crash-limit.h"
+#include "handshake.h"
 #include "coredump-name.h"
 #include "list.h"
 #include "log.h"
@@ -78,6 +79,7 @@ typedef struct Manager {
         uid_t worker_uid;
         gid_t worker_gid;
         bool worker_user_shared;      /* "nobody": its other processes could stop a spare mapped ahead */
+        HandshakeNews handshake_news; /* what newer kernels' requests offered, logged once */
         unsigned map_ahead_failures;  /* spares in a row that died mapped ahead, before READY again */
         Worker *workers;
         unsigned n_workers;
