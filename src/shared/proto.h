@@ -281,11 +281,12 @@ int proto_recv(int sock, uint32_t type, void *msg, size_t size, int *ret_fds, si
 /* The type of the message waiting on sock, left there (MSG_PEEK): 0, -EAGAIN if none is there
  * yet, -ECONNRESET on EOF, -EBADMSG if it has no valid header. */
 int proto_peek_type(int sock, uint32_t *ret_type);
-/* Whether a receive that failed with errno should be tried again: after EINTR, and once after
- * ECONNRESET. A stream or seqpacket peer that closed while messages of ours were still unread in
- * its queue leaves ECONNRESET on our socket, reported by the next receive in place of what the
- * peer sent before it closed (still queued, read by the receive after it). */
 #define PROTO_RESETS_RETRIED_MAX 1U
+/* Whether a receive that failed with errno should be tried again: after EINTR, and once after
+ * ECONNRESET. A seqpacket peer that closed while messages of ours were still unread in its
+ * queue leaves ECONNRESET on our socket, reported by the next receive in place of what the peer
+ * sent before it closed (still queued, read by the receive after it). (On a stream socket the
+ * reset comes after the queued data, in place of end of file.) */
 bool proto_recv_again(unsigned *resets);
 /* proto_recv() once a message is there, waiting up to timeout_msec for it (-1: without end);
  * -ETIMEDOUT if none came. */

@@ -56,6 +56,17 @@ static void test_closed_with_ours_unread(void) {
         CHECK_EQ(proto_peek_type(sp[0], &type), -ECONNRESET);
         CHECK_EQ(proto_recv(sp[0], MSG_RETURNED, &got, sizeof got, NULL, 0), -ECONNRESET);
         safe_close(sp[0]);
+
+        /* the same, read without a peek first (as every handler but on_busy() reads) */
+        CHECK_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+        CHECK_EQ(proto_send(sp[0], &res, sizeof res, NULL, 0), 0);
+        CHECK_EQ(proto_send(sp[1], &back, sizeof back, NULL, 0), 0);
+        safe_close(sp[1]);
+        got = (MsgReturned) {};
+        CHECK_EQ(proto_recv(sp[0], MSG_RETURNED, &got, sizeof got, NULL, 0), 0);
+        CHECK_EQ(got.error, -EAGAIN);
+        CHECK_EQ(proto_recv(sp[0], MSG_RETURNED, &got, sizeof got, NULL, 0), -ECONNRESET);
+        safe_close(sp[0]);
 }
 
 int main(void) {
