@@ -24,6 +24,7 @@
 #endif
 
 /* Where the fields past the 64-byte base sit, by kernel: see kernel-abi.h and kernel-abi.md. */
+#define PIDFD_INFO_COREDUMP_AT 64U   /* u32, 6.16+ */
 #define PIDFD_INFO_SIGNAL_AT 68U     /* u32, 6.19+ */
 #define PIDFD_INFO_CODE_AT 72U       /* u32, 7.1+ */
 #define PIDFD_INFO_SUPPORTED_V2_AT 72U /* u64, 6.19 and 7.0 */
@@ -68,8 +69,12 @@ int pidfd_info_parse(const void *buf, size_t len, PidfdInfo *ret) {
                 .ruid = raw.ruid, .euid = raw.euid, .suid = raw.suid, .fsuid = raw.fsuid,
                 .rgid = raw.rgid, .egid = raw.egid, .sgid = raw.sgid, .fsgid = raw.fsgid,
                 .exit_code = raw.exit_code,
-                .coredump_mask = (raw.mask & PIDFD_INFO_COREDUMP) ? raw.coredump_mask : 0,
         };
+
+        if ((raw.mask & PIDFD_INFO_COREDUMP) && covers(len, PIDFD_INFO_COREDUMP_AT, sizeof raw.coredump_mask))
+                ret->coredump_mask = raw.coredump_mask;
+        else
+                ret->mask &= ~PIDFD_INFO_COREDUMP;
 
         if ((raw.mask & PIDFD_INFO_COREDUMP_SIGNAL) && covers(len, PIDFD_INFO_SIGNAL_AT, sizeof raw.u68))
                 ret->coredump_signal = raw.u68;

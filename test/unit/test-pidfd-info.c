@@ -68,6 +68,9 @@ static void test_layouts(void) {
                                 fprintf(stderr, "kernel %zu bytes, caller %zu, %s: signal %s, code %s, supported mask %s\n",
                                         kernel, user, dumped ? "dumped" : "no dump", signal ? "yes" : "no",
                                         code ? "yes" : "no", supported ? "yes" : "no");
+                                CHECK_EQ(!!(i.mask & PIDFD_INFO_COREDUMP), kernel >= 72 && user >= 72);
+                                CHECK_EQ(i.coredump_mask, dumped && kernel >= 72 && user >= 72
+                                                                  ? PIDFD_COREDUMPED | PIDFD_COREDUMP_USER : 0);
                                 CHECK_EQ(!!(i.mask & PIDFD_INFO_COREDUMP_SIGNAL), signal);
                                 CHECK_EQ(i.coredump_signal, signal ? SIM_SIGNAL : 0);
                                 CHECK_EQ(!!(i.mask & PIDFD_INFO_COREDUMP_CODE), code);
