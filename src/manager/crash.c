@@ -477,8 +477,8 @@ static int handle_request(Crash *c) {
                 return r;
         if (handshake_req_news(&c->manager->handshake_news, &req))
                 log_info("The kernel's request is newer than this coredumpd knows (%" PRIu32 " bytes, flags 0x%" PRIx64
-                         "; known: 16 bytes, 0x%" PRIx64 "): its new parts are left unused, the ack is 7.3's",
-                         req.size, req.mask, COREDUMP_MASK_KNOWN);
+                         "; known: %u bytes, 0x%" PRIx64 "): its new parts are left unused, the ack is 7.3's",
+                         req.size, req.mask, COREDUMP_REQ_SIZE_VER0, COREDUMP_MASK_KNOWN);
         v = policy_decide(c, &why);
         if (v != POLICY_TAKE) {
                 c->counted_only = v == POLICY_COUNT_ONLY;

@@ -134,7 +134,8 @@ static uint32_t sim_judge(const SimKernel *k, const uint8_t *ack_buf, uint32_t u
 }
 
 /* The kernel's side, in a child: exits 0 if it accepted an ack that asked only for what it
- * offered, else 1 + the mark it sent (or 100 if the conversation broke). */
+ * offered, else 1 + the mark it sent (100 if the conversation broke, 101 if the ack was longer
+ * than it said). */
 static _Noreturn void sim_kernel(int fd, const SimKernel *k) {
         uint8_t req[SIM_REQ_MAX] = {}, ack[SIM_REQ_MAX] = {};
         struct coredump_req head = { .size = k->req_size, .size_ack = k->size_ack, .mask = k->mask };
@@ -152,6 +153,10 @@ static _Noreturn void sim_kernel(int fd, const SimKernel *k) {
         if (mark == COREDUMP_MARK_REQACK) {
                 if (recv(fd, ack, usize, MSG_WAITALL) != (ssize_t) usize)
                         _exit(100);
+                /* 7.3 waits for the core's end next: bytes past the announced size would be
+                 * "unexpected data" on the socket, and the dump's WAIT would never end */
+                if (recv(fd, ack, 1, MSG_DONTWAIT) != -1 || errno != EAGAIN)
+                        _exit(101);
                 mark = sim_judge(k, ack, usize);
         }
         if (send(fd, &mark, sizeof mark, MSG_NOSIGNAL) != (ssize_t) sizeof mark)
