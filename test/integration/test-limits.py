@@ -223,7 +223,7 @@ def case_process_size_max():
               f"{mode}: MESSAGE {recs[str(big).encode()]['MESSAGE']!r}")
         check(f"Crash of PID {big} (crasher, uid 0): no core" in d.log_text(), f"{mode}: the big core was taken")
         s = recs[str(small).encode()]
-        check(b"COREDUMP_PROCESSING_ERROR" not in s and b"Stack trace of thread" in s["MESSAGE"], f"{mode}: small: {s}")
+        check("COREDUMP_PROCESSING_ERROR" not in s and b"Stack trace of thread" in s["MESSAGE"], f"{mode}: small: {s}")
         d.stop()
 
 
