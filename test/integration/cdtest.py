@@ -230,12 +230,20 @@ class Daemon:
         return wait_until(workers, timeout, lambda: f"{n} workers waiting for a job (children {self.children()}):\n"
                           f"{self.log_text()}")
 
-    def stop(self):
+    def end(self):
+        """SIGTERM (SIGKILL after 10 s), reaped; fails on a sanitizer report in the log. The exit
+        status, unchecked: for the cleanup at the test's end, and daemons a test killed itself."""
         terminate(self.proc)
         log = self.log_text()
         for report in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer"):
             check(report not in log, f"sanitizer report in the daemon log:\n{log}")
         return self.proc.returncode
+
+    def stop(self, expect=0):
+        """end(), and the exit status must be expect: a daemon that stops on SIGTERM exits 0."""
+        rc = self.end()
+        check(rc == expect, f"daemon {self.proc.pid} exited with {rc}, not {expect}:\n{self.log_text()[-3000:]}")
+        return rc
 
 
 class Env:
@@ -300,7 +308,7 @@ class Env:
             os.close(fd)
         d = Daemon(self, proc, log)
         self.daemons.append(d)
-        _restore.append((d.stop, f"daemon {proc.pid}"))
+        _restore.append((d.end, f"daemon {proc.pid}"))
         if wait_ready:
             d.wait_log(r"Ready:")
         return d
