@@ -1046,6 +1046,7 @@ int worker_start_job(Worker *w, WorkerJob *job, const WorkerJobOps *ops, void *o
         w->ops = ops;
         w->owner = owner;
         snprintf(w->label, sizeof w->label, "%s", job->label);
+        log_debug("Worker %d: took the job of the %s", (int) w->pid, w->label);
         worker_watchdog_start(w);
         return 0;
 }

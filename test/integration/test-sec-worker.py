@@ -129,9 +129,10 @@ NO_USERNS = [(0x20, 0, 0, 0),                      # ld [nr]
              (0x06, 0, 0, 0x7fff0000)]             # ret ALLOW
 
 
-def start_without_userns(env):
-    """Starts coredumpd under NO_USERNS (a wrapper script standing in for the binary)."""
-    return start_filtered(env, "coredumpd-no-userns", NO_USERNS)
+def start_without_userns(env, **start):
+    """Starts coredumpd under NO_USERNS (a wrapper script standing in for the binary); start:
+    env.start()'s arguments."""
+    return start_filtered(env, "coredumpd-no-userns", NO_USERNS, **start)
 
 
 def case_suid_dumpable_one():
@@ -148,7 +149,7 @@ def case_suid_dumpable_one():
     save_sysctl(SUID_DUMPABLE)
     write_file(SUID_DUMPABLE, "1")
     env = Env({"SpareWorkers": "1", "RateLimitBurst": "1000"})
-    d = start_without_userns(env)
+    d = start_without_userns(env, environ={"COREDUMP_SOCKET_LOG_LEVEL": "debug"})  # to see who took each crash
     exe = copy_crasher(env, "crasher")
     used = set()
     for i in range(RACE_ROUNDS):
@@ -168,6 +169,11 @@ def case_suid_dumpable_one():
         print(f"round {i}: worker {worker}: {out}")
         check("attached" not in out, f"round {i}: the user attached to worker {worker} (PID {pid}'s): {out}")
         core_of(env, pid, d, 60)
+        # the attack was on the worker that took this crash, and lasted until it was gone
+        check(re.search(rf"Worker {worker}: took the job of the crash of PID {pid}$", d.log_text(), re.M),
+              f"round {i}: worker {worker} did not take the crash of PID {pid}:\n{d.log_text()[-3000:]}")
+        check(out.startswith("refused") and "(timeout)" not in out,
+              f"round {i}: the attack on worker {worker} ended before the worker did: {out}")
     print(f"observed: {RACE_ROUNDS} workers, every PTRACE_SEIZE refused (last: {out})")
     print("observed:", d.wait_log(r"fs\.suid_dumpable=1", timeout=1))
     check(d.stop() == 0, "daemon did not stop cleanly")
