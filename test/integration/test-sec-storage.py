@@ -92,7 +92,7 @@ def case_disk_cap():
     print(f"observed: least free {least / MIB:.1f} MiB (KeepFree= 64 MiB, slack {lanes * slack // MIB} MiB)")
     check(least >= keep_free - lanes * slack,
           f"free space went down to {least / MIB:.1f} MiB, KeepFree= is 64 MiB:\n{d.log_text()[-6000:]}")
-    stored = 0
+    stored = verified = 0
     for pid, r in recs.items():
         why = r.get("COREDUMP_PROCESSING_ERROR", b"").decode()
         if "COREDUMP_FILENAME" in r:
@@ -101,11 +101,13 @@ def case_disk_cap():
             path = r["COREDUMP_FILENAME"].decode()
             if os.path.exists(path):  # the vacuum may have taken it since
                 check(subprocess.run(["zstd", "-q", "-t", path]).returncode == 0, f"{path} is not a complete zstd file")
+                verified += 1
             stored += 1
         else:
             check("no room in the store" in why, f"PID {pid}: no core and no reason: {why!r}")
         print(f"observed: PID {pid}: {'stored' if 'COREDUMP_FILENAME' in r else 'no core'}: {why}")
     check(stored >= 1, "no core was stored at all")
+    check(verified >= 1, f"none of the {stored} stored cores was left to verify as a complete zstd file")
     check(d.stop() == 0, "daemon did not stop cleanly")
 
 
