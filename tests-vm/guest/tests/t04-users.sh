@@ -25,5 +25,7 @@ runuser -u $USER_NAME -- $CTL -q list $suid_pid >/dev/null 2>&1 && fail "the use
 uids=$(runuser -u $USER_NAME -- $CTL --no-legend list | awk '{print $6}' | sort -u)
 [ "$uids" = "$(id -u $USER_NAME)" ] || fail "the user sees crashes of uids: $uids"
 f=$($CTL -F COREDUMP_FILENAME list $suid_pid)
-getfacl -cp "$f" 2>/dev/null | grep -q "^user:$(id -u $USER_NAME)" && fail "the setuid core is readable by the user"
+[ -f "$f" ] || fail "no stored core for the setuid crash $suid_pid: '$f'"
+acl=$(getfacl -cp "$f") || fail "cannot read the ACL of $f"
+echo "$acl" | grep -q "^user:$(id -u $USER_NAME)" && fail "the setuid core is readable by the user: $acl"
 runuser -u $USER_NAME -- $CTL dump $user_pid -o /tmp/user.core || fail "the user cannot dump their own core"

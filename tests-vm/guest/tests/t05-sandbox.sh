@@ -22,18 +22,22 @@ launcher=$(pgrep -P "$main" -x cd-fwd-launcher) || fail "no forward launcher und
 [ "$(awk '/^CapEff/{print $2}' /proc/$launcher/status)" = 00000000002001c4 ] || fail "launcher capabilities"
 "$CRASHER" mem 300 random >/dev/null 2>&1 &
 cp=$!
-# a worker that took the job: it runs as the worker user (spare ones are still root, waiting)
+# a worker that took the job: it runs as the worker user (spare ones are still root, waiting),
+# wherever it is in the tree; its parent is read while it runs
 wuid=$(id -u coredump-socket)
 found=""
+wppid=""
 i=0
 while [ $i -lt 600 ] && [ -z "$found" ]; do
-        for w in $(pgrep -P $main); do
-                [ "$(awk '/^Uid:/{print $2}' /proc/$w/status 2>/dev/null)" = "$wuid" ] && found=$w
+        for w in $(pgrep -u "$wuid"); do
+                [ "$(awk '/^Uid:/{print $2}' /proc/$w/status 2>/dev/null)" = "$wuid" ] || continue
+                wppid=$(awk '/^PPid:/{print $2}' /proc/$w/status 2>/dev/null) && [ -n "$wppid" ] && found=$w
         done
         sleep 0.05
         i=$((i + 1))
 done
 [ -n "$found" ] || fail "no sandboxed worker seen while a core streamed"
+echo "worker $found, parent $wppid (the manager: $main)"
 grep -E "^(Uid|CapEff|CapBnd|NoNewPrivs|Seccomp|Seccomp_filters):" /proc/$found/status
 [ "$(awk '/^NoNewPrivs/{print $2}' /proc/$found/status)" = 1 ] || fail "worker without NoNewPrivs"
 [ "$(awk '/^CapEff/{print $2}' /proc/$found/status)" = 0000000000000000 ] || fail "worker has capabilities"
@@ -46,7 +50,7 @@ wait_listed $cp || fail "the large crash $cp was not recorded"
 if pgrep -P "$main" -x coredump-zygote; then
         fail "a worker zygote runs, though WorkerZygote= is not set"
 fi
-[ "$(awk '/^PPid:/{print $2}' /proc/$found/status 2>/dev/null || echo "$main")" = "$main" ] || fail "worker not the manager's child"
+[ "$wppid" = "$main" ] || fail "worker $found not the manager's child: its parent was $wppid"
 if journalctl -u coredump-socket.service --no-pager | grep -E "zygote (could not fork|did not|exited|was killed|named)"; then
         fail "the zygote failed under the unit"
 fi
