@@ -296,8 +296,12 @@ def case_root_reserve():
     def held():
         n = sum(len(held_workers(u)) for u in uids)
         time.sleep(0.5)
-        return n >= 8 and n == sum(len(held_workers(u)) for u in uids) and n
-    n = wait_until(held, 60, lambda: f"the attackers' workers to be stopped:\n{d.log_text()[-3000:]}")
+        return n >= 16 - DEFAULT_CAP and n == sum(len(held_workers(u)) for u in uids) and n
+    # all the users may hold: without root's share they would have taken every slot
+    n = wait_until(held, 60, lambda: f"the attackers' workers to be stopped (all {16 - DEFAULT_CAP} the users may "
+                   f"hold):\n{d.log_text()[-3000:]}")
+    check("MaxParallel=16 cores were already in flight" in d.log_text(),
+          f"no crash of the users was refused at MaxParallel=:\n{d.log_text()[-3000:]}")
     root_pid, root_s = victim_crash(env, exes["victim-root"])
     print(f"observed: {n} workers of {len(uids)} uids stopped; root's crash stored in {root_s:.2f} s")
     # The users' cores hold at most MaxParallel= less root's share; the crashes refused beyond
