@@ -85,10 +85,22 @@ def as_user(user, cmd):
     return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", *cmd]
 
 
+def check_stored(rec, what):
+    """rec's crash has its core stored: the file decompresses to an ELF core of that process."""
+    path = rec.get("COREDUMP_FILENAME", b"").decode()
+    check(path and os.path.exists(path), f"{what}: no stored core: {path!r}")
+    pid = int(rec["COREDUMP_PID"])
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        info = elf_core_info(decompress(path, os.path.join(tmp, "core")))
+    check(info["type"] == 4 and info["pids"] and info["pids"][0] == pid,
+          f"{what}: the stored core {path} is no core of PID {pid}: {info}")
+
+
 def check_traces(rec, what):
     frames = message_frames(rec.get("MESSAGE", b"").decode(errors="replace"))
     check("main" in frames, f"{what}: no stack trace through main in MESSAGE: {rec.get('MESSAGE')!r}")
     check(rec.get("COREDUMP_FILENAME"), f"{what}: no core stored: {rec.get('COREDUMP_PROCESSING_ERROR')!r}")
+    check_stored(rec, what)
 
 
 def run_map_crash(user, path, *args, before_crash=None, env=None):
@@ -161,6 +173,7 @@ def case_modules_no_openat2():
     check(p.wait(60) == -11, f"python3 ended with {p.returncode}")
     rec = record_of(env, p.pid, d)
     check(rec.get("COREDUMP_FILENAME"), f"python3's crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}")
+    check_stored(rec, "python3's crash")
     check(re.search(rb"#0 +0x[0-9a-f]+ kill \(libc\.so\.6 \+ 0x", rec.get("MESSAGE", b"")),
           f"python3's top frame is not named from libc's symbols (its file not opened):\n"
           f"{rec.get('MESSAGE', b'').decode(errors='replace')}\n{d.log_text()}")
@@ -332,6 +345,7 @@ def case_fuse_flush_opened():
         rec = record_of(env, user_pid, d, timeout=PROMPT)
         check(rec.get("COREDUMP_FILENAME") and "COREDUMP_PROCESSING_ERROR" not in rec,
               f"the user's crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}\n{d.log_text()}")
+        check_stored(rec, "the user's crash")
         check_traces(rec, "the user's crash")
         manager = d.proc.pid
         took2, said = root_crash_then_stop(env, d, stop_fuse)
@@ -411,6 +425,7 @@ def case_fuse_flush_pool():
         check(took < PROMPT, f"the user's next crash took {took:.1f} s:\n{d.log_text()}")
         nxt = record_of(env, next_pid, d, timeout=PROMPT)
         check(nxt.get("COREDUMP_FILENAME"), f"the user's next crash was not stored: {nxt}")
+        check_stored(nxt, "the user's next crash")
         why = nxt.get("COREDUMP_PROC_INCOMPLETE", b"").decode(errors="replace")
         check(re.search(rf"mapped files not opened for the traces: 2 processes done with earlier crashes of uid "
                         rf"{user.pw_uid} wait in their exit", why),
@@ -548,6 +563,7 @@ def flush_attack(env, stop_fuse, argv, hostile, reason=re.escape(os.strerror(err
     rec = record_of(env, user_pid, d, timeout=PROMPT)
     check(rec.get("COREDUMP_FILENAME") and "COREDUMP_PROCESSING_ERROR" not in rec,
           f"the user's crash was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}\n{d.log_text()}")
+    check_stored(rec, "the user's crash")
     check(rec.get("COREDUMP_ENVIRON") and not rec.get("COREDUMP_PROC_INCOMPLETE"),
           f"the user's crash was not read whole: {rec.get('COREDUMP_PROC_INCOMPLETE')!r}")
     check(hostile.encode() in rec.get("COREDUMP_PROC_MAPS", b""), "the hostile file is not in the crash's maps")
@@ -569,6 +585,7 @@ def root_crash_then_stop(env, d, stop_fuse):
     check(took < PROMPT, f"root's crash after the user's took {took:.1f} s:\n{d.log_text()}")
     root = record_of(env, root_pid, d, timeout=PROMPT)
     check(root.get("COREDUMP_FILENAME"), f"root's crash not stored: {root}\n{d.log_text()}")
+    check_stored(root, "root's crash")
     d.proc.send_signal(signal.SIGTERM)
     try:
         rc = d.proc.wait(DAEMON_STOP_S)
@@ -628,6 +645,7 @@ def fuse_stall(env, user, mnt, stop_fuse):
     check(took < PROMPT, f"root's crash took {took:.1f} s while the user's crash was stalled:\n{d.log_text()}")
     root = record_of(env, root_pid, d, timeout=PROMPT)
     check(root.get("COREDUMP_FILENAME"), f"root's crash not stored: {root}")
+    check_stored(root, "root's crash")
     # the stalled crash ends at the collector's deadline, stored, saying where it stalled
     rec = record_of(env, stalled.pid, d, timeout=COLLECT_TIMEOUT + 30)
     ended = time.monotonic() - t0
@@ -636,6 +654,7 @@ def fuse_stall(env, user, mnt, stop_fuse):
           f"the stalled crash's record does not say where it stalled: {why!r}\n{d.log_text()}")
     check(rec.get("COREDUMP_CMDLINE") and rec.get("COREDUMP_ENVIRON"), "what was read before the stall was not kept")
     check(rec.get("COREDUMP_FILENAME"), f"the stalled crash's core was not stored: {rec}")
+    check_stored(rec, "the stalled crash")
     check(stalled.wait(30) == -11, "the stalled crasher did not die of its signal")
     # the same user's next crash: no second stall, stored at once, saying why it lacks those reads
     user_pid, took2 = timed_crash(user)
@@ -644,6 +663,7 @@ def fuse_stall(env, user, mnt, stop_fuse):
     check("did not finish" in nxt.get("COREDUMP_PROC_INCOMPLETE", b"").decode(),
           f"the next crash does not say why its command line is missing: {nxt.get('COREDUMP_PROC_INCOMPLETE')!r}")
     check(nxt.get("COREDUMP_FILENAME"), "the user's next crash was not stored")
+    check_stored(nxt, "the user's next crash")
     # the file system goes away: the stuck collector ends, and the user's crashes are whole again
     stop_fuse()
     d.wait_log(r"Collector \d+ of uid \d+ ended after its deadline", timeout=30)
@@ -675,6 +695,7 @@ def case_fuse_stall_short_timeout():
         check("opening its mapped files" in why, f"the record does not say where it stalled: {why!r}\n{d.log_text()}")
         check(rec.get("COREDUMP_FILENAME") and "COREDUMP_PROCESSING_ERROR" not in rec,
               f"the stalled crash's core was not stored: {rec.get('COREDUMP_PROCESSING_ERROR')}\n{d.log_text()}")
+        check_stored(rec, "the stalled crash")
         check(released < 4, f"the task was held {released:.1f} s, past TimeoutSec=4")
         print(f"observed: the stalled crash released after {released:.1f} s and stored ({why})")
     finally:
