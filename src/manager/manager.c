@@ -22,6 +22,7 @@
 #include "manager.h"
 #include "proto.h"
 #include "store.h"
+#include "test-fault.h"
 #include "suppress.h"
 #include "time-util.h"
 #include "worker-pool.h"
@@ -326,12 +327,25 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+#ifdef MANAGER_TEST_FAULTS
+#define FAULT_VACUUM_PERIOD_USEC USEC_PER_SEC
+/* Test builds only (meson -Dworker-test-faults=true): COREDUMPD_TEST_FAULT=vacuum-soon runs the
+ * periodic vacuum every FAULT_VACUUM_PERIOD_USEC, so that a test sees it without a new crash. */
+static uint64_t vacuum_period(void) {
+        return test_fault_is("vacuum-soon") ? FAULT_VACUUM_PERIOD_USEC : VACUUM_PERIOD_USEC;
+}
+#else
+static uint64_t vacuum_period(void) {
+        return VACUUM_PERIOD_USEC;
+}
+#endif
+
 static int on_vacuum_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
         m->store_usage.known = false; /* a full scan */
         store_vacuum(m->storage_fd, &m->config, NULL, 0, &m->store_usage);
-        (void) sd_event_source_set_time_relative(s, VACUUM_PERIOD_USEC);
+        (void) sd_event_source_set_time_relative(s, vacuum_period());
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
@@ -347,7 +361,7 @@ int manager_run(Manager *m) {
         pool_init(m, &crash_pool_ops);
         pool_fill(m);
         collector_prefork(m);
-        r = sd_event_add_time_relative(m->event, &m->vacuum_timer, CLOCK_MONOTONIC, VACUUM_PERIOD_USEC, 0,
+        r = sd_event_add_time_relative(m->event, &m->vacuum_timer, CLOCK_MONOTONIC, vacuum_period(), 0,
                                        on_vacuum_timer, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the vacuum timer: %m");

@@ -10,8 +10,8 @@ import signal
 import subprocess
 import time
 
-from cdtest import (CRASHER, Env, check, crash, crasher_copies, fill, read_exports, run_cases, slow_crash_in_flight,
-                    test_user, wait_until)
+from cdtest import (CRASHER, Env, check, crash, crasher_copies, fill, read_exports, record_of, run_cases, skip,
+                    slow_crash_in_flight, test_user, wait_until)
 
 SUPPRESSED_ID = b"44a599742dfc4659a9825d09da683686"
 
@@ -321,6 +321,25 @@ def case_max_age():
     recs = recorded()
     check(recs == [str(new).encode()], f"records: {recs}")
     d.stop()
+
+
+def case_max_age_periodic():
+    """The periodic vacuum, with no new crash: a core older than MaxAgeSec= goes, and its record
+    with it, by time alone (a test build asked for it runs it every second; it runs every 10
+    minutes otherwise)."""
+    if os.environ.get("CDS_WORKER_FAULTS") != "1":
+        skip("needs a build with -Dworker-test-faults=true (the sanitizer build of tools/run-tests.sh)")
+    env = Env({"MaxAgeSec": "2s"})
+    d = env.start(environ={"COREDUMPD_TEST_FAULT": "vacuum-soon"})
+    pid, _ = crash("segv")
+    record_of(env, pid, d)
+    check([c for c in env.wait_cores(1) if f".{pid}." in c], f"PID {pid}'s core was not stored")
+    line = d.wait_log(rf"Vacuumed core\.crasher\.0\..*\.{pid}\.", timeout=30)
+    check(not [c for c in env.cores() if f".{pid}." in c], f"PID {pid}'s core is still there: {env.cores()}")
+    wait_until(lambda: not read_exports(env, "record"), 10,
+               lambda: f"PID {pid}'s record to go with its core: {read_exports(env, 'record')}")
+    print(f"observed: with no new crash, {line.strip()}; its record gone too")
+    check(d.stop() == 0, "daemon did not stop cleanly")
 
 
 run_cases({n[5:]: f for n, f in globals().items() if n.startswith("case_")})
