@@ -23,7 +23,8 @@
 #define SYS_pidfd_send_signal 424
 #endif
 
-/* Where the fields past the 64-byte base sit, by kernel: see kernel-abi.h and kernel-abi.md. */
+/* Where the fields past the 64-byte base sit, by kernel: see kernel-abi.h, and "The pidfd_info
+ * layout trap" in kernel-patches/README.md. */
 #define PIDFD_INFO_COREDUMP_AT 64U   /* u32, 6.16+ */
 #define PIDFD_INFO_SIGNAL_AT 68U     /* u32, 6.19+ */
 #define PIDFD_INFO_CODE_AT 72U       /* u32, 7.1+ */

@@ -32,8 +32,9 @@ typedef struct PidfdInfo {
          PIDFD_INFO_COREDUMP | PIDFD_INFO_SUPPORTED_MASK | PIDFD_INFO_COREDUMP_SIGNAL |      \
          PIDFD_INFO_COREDUMP_CODE)
 
-/* Pure: interprets the bytes the kernel returned (len = bytes of the buffer handed in; the
- * kernel zero-fills what it does not know). */
+/* Pure: interprets the bytes the kernel returned (len = bytes of the buffer handed in, zeroed
+ * before: the kernel copies no more than its own struct). A field's mask bit is kept only where
+ * the field lies within len: the kernel raises it for fields a short buffer did not get. */
 int pidfd_info_parse(const void *buf, size_t len, PidfdInfo *ret);
 int pidfd_get_info(int pidfd, uint64_t want, PidfdInfo *ret);
 /* The PID the pidfd's process has, with PIDFD_GET_INFO or, on kernels before it, its fdinfo;
