@@ -253,7 +253,9 @@ class Env:
         require_kernel()
         self.saved_pattern = save_sysctl(CORE_PATTERN)
         self.saved_pipe_limit = save_sysctl(CORE_PIPE_LIMIT)
-        self.rundir = tempfile.mkdtemp(prefix="coredump-socket-test.", dir="/run")
+        # short: the pipe mode's core_pattern names this directory and the helper's path in the
+        # build tree, and the kernel takes at most 127 bytes of it
+        self.rundir = tempfile.mkdtemp(prefix="cds-test.", dir="/run")
         _restore.append((lambda: shutil.rmtree(self.rundir, ignore_errors=True), self.rundir))
         self.base = tempfile.mkdtemp(prefix="coredump-socket-test.", dir="/var/tmp")
         os.chmod(self.base, 0o755)  # users must reach their own cores
