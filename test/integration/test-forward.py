@@ -356,6 +356,49 @@ def case_collector_gone():
     print(f"observed: {h['COREDUMP_FORWARD_ERROR'].decode()}")
 
 
+def case_collector_symlink():
+    """The container's /run/systemd/coredump leads by symbolic links to a socket the host's
+    coredumpd sees and the container does not (it hides the socket's directory under a tmpfs of
+    its own): the socket itself linked by absolute path, through /proc/1/root, and its directory
+    linked in place of /run/systemd. The forwarder resolves the path beneath the container's
+    root, so it never reaches that socket; the host keeps the crash and says the container has
+    no collector."""
+    for how in ("link", "proc", "dir"):
+        env, j, d = setup()
+        hidden = os.path.join(env.base, "hidden")
+        os.mkdir(hidden)
+        bait = os.path.join(hidden, "coredump")
+        plant = {"link": f"ln -s {bait} /run/systemd/coredump",
+                 "proc": f"ln -s /proc/1/root{bait} /run/systemd/coredump",
+                 "dir": f"rmdir /run/systemd && ln -s {hidden} /run/systemd"}[how]
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        _restore.append((listener.close, "the host's bait socket"))
+        listener.bind(bait)
+        listener.listen(16)
+        listener.setblocking(False)
+        ct = Container(env, Unit(), collector=None)
+        planted = os.path.join(ct.dir, "planted")
+        ct.run(f"mount -t tmpfs tmpfs {hidden} && {plant} && touch {planted}")
+        wait_until(lambda: os.path.exists(planted), 30, f"the symbolic link in the container ({plant})")
+        ct.crash()
+        h = host_record(env)
+        try:
+            listener.accept()[0].close()
+            reached = True
+        except BlockingIOError:
+            reached = False
+        check(not reached, f"the forwarder connected to the host's socket through the container's {plant!r}")
+        why = h.get("COREDUMP_FORWARD_ERROR", b"")
+        check(why == b"the container has no collector listening on /run/systemd/coredump",
+              f"{plant!r}: host record: {why!r}")
+        check("COREDUMP_FILENAME" in h, f"{plant!r}: the host did not keep the core")
+        print(f"observed: {plant!r}: the host's socket untouched; {why.decode()}")
+        ct.stop()
+        listener.close()
+        check(d.stop() == 0, "host daemon did not stop cleanly")
+        j.stop()
+
+
 STALLED_FORWARD_S = 3    # collector_stalled's ForwardTimeoutSec=
 STALLED_DEADLINE_S = 30  # ... and its TimeoutSec=, which must not be what releases the task
 
@@ -584,7 +627,8 @@ def case_hostile_clients():
 if __name__ == "__main__":
     run_cases({"forward": case_forward, "keep": case_keep, "result_twice": case_result_twice,
                "not_asked": case_not_asked,
-               "collector_gone": case_collector_gone, "collector_stalled": case_collector_stalled,
+               "collector_gone": case_collector_gone, "collector_symlink": case_collector_symlink,
+               "collector_stalled": case_collector_stalled,
                "decompressor_confined": case_decompressor_confined,
                "userns": case_userns, "hostile_clients": case_hostile_clients, "unit_not_roots": case_unit_not_roots,
                "busy": case_busy, "privileged": case_privileged})
