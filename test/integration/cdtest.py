@@ -85,17 +85,75 @@ def skip(reason):
     sys.exit(SKIP)
 
 
+# Where the tests run the daemon: socket mode where the kernel has the coredump socket, else (and
+# with CDS_TEST_MODE=pipe, to try a kernel without it here) pipe mode through coredump-pipe; every
+# case pipe mode can serve runs in both, the rest call require_socket() and are skipped, named.
+CORE_MODES = "/proc/sys/kernel/core_modes"
+TEST_MODES = ("socket", "pipe")
+# the first release whose fs/coredump.c has the socket: from there on, its absence is a failure
+SOCKET_SINCE = (6, 16)
+
+
+def kernel_release():
+    """The running kernel's (major, minor)."""
+    m = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def kernel_has_socket():
+    try:
+        return "socket" in read_file(CORE_MODES).split()
+    except OSError:
+        return False
+
+
+def test_mode():
+    """"socket" or "pipe": how this run's daemons take crashes (see TEST_MODES)."""
+    forced = os.environ.get("CDS_TEST_MODE", "")
+    if forced not in ("", *TEST_MODES):
+        fail(f"CDS_TEST_MODE={forced!r}: must be one of {', '.join(TEST_MODES)}")
+    if forced == "pipe" or not kernel_has_socket():
+        return "pipe"
+    return "socket"
+
+
+def fail(reason):
+    """Ends the case as failed (not skipped): for what the run needs and cannot go without."""
+    print(f"FAIL: {reason}")
+    sys.exit(1)
+
+
 def require_kernel():
     if os.geteuid() != 0:
         skip("needs root (writes kernel.core_pattern)")
-    try:
-        modes = read_file("/proc/sys/kernel/core_modes")
-    except OSError:
-        modes = ""
-    if "socket" not in modes:
-        skip("kernel has no coredump socket (kernel.core_modes lacks 'socket')")
     if not os.access(CORE_PATTERN, os.W_OK):
         skip("kernel.core_pattern is not writable here")
+    if not kernel_has_socket() and kernel_release() >= SOCKET_SINCE:
+        fail(f"kernel {os.uname().release} is {SOCKET_SINCE[0]}.{SOCKET_SINCE[1]} or later but "
+             "kernel.core_modes lacks 'socket': the coredump socket is missing where it is expected")
+
+
+def require_socket(why):
+    """Skips the case, saying why, when this run is in pipe mode (see test_mode())."""
+    require_kernel()
+    if test_mode() != "socket":
+        skip(f"needs the coredump socket ({why}); this run is in pipe mode")
+
+
+def modes():
+    """The modes a case that runs in each should run in: both where the kernel has the socket, else
+    pipe alone."""
+    return TEST_MODES if test_mode() == "socket" else ("pipe",)
+
+
+# Bounds on how long something may take are multiplied by this in sanitizer builds, where the
+# daemon runs several times slower (test/meson.build sets it; CDS_TIME_SCALE= overrides).
+TIME_SCALE = float(os.environ.get("CDS_TIME_SCALE") or 1)
+
+
+def scaled(seconds):
+    """A bound of seconds on how long something the daemon does may take, for this build."""
+    return seconds * TIME_SCALE
 
 
 def check(cond, msg):
@@ -270,10 +328,14 @@ class Env:
         self.conf = os.path.join(self.base, "coredump.conf")
         self.confdir = os.path.join(self.base, "coredump.conf.d")
         self.daemons = []
+        if test_mode() == "pipe":  # said once per case, in its log
+            print(f"cdtest: pipe mode ({'CDS_TEST_MODE=pipe' if kernel_has_socket() else 'the kernel has no coredump socket'})")
         self.write_config(config or {})
 
     def write_config(self, keys):
         keys = {"Directory": self.store, "TimeoutSec": "60", **keys}
+        if test_mode() == "pipe" and kernel_has_socket():  # CDS_TEST_MODE=pipe, unless the case chose
+            keys.setdefault("Mode", "pipe")
         with open(self.conf, "w") as f:
             f.write("[Coredump]\n" + "".join(f"{k}={v}\n" for k, v in keys.items()))
 

@@ -13,7 +13,8 @@ import shutil
 import signal
 import subprocess
 
-from cdtest import (BUILD, CRASHER, Env, Journal, check, decompress, elf_core_info, run_cases, skip, wait_until)
+from cdtest import (BUILD, CRASHER, Env, Journal, check, decompress, elf_core_info, require_socket, run_cases, skip,
+                    wait_until)
 from corpus import (DLOPEN_LIB, PROGRAMS, eu_stack_frames, frames_agree, message_frames, normalise)
 
 MODULES_MAX = 128     # src/shared/proto.h: module files a worker gets
@@ -139,6 +140,8 @@ def one(case, env, j, d, mode):
 
 
 def run_mode(mode):
+    if mode == "socket":
+        require_socket("the case is the corpus in socket mode; its pipe case runs here")
     if not os.access(PYTHON, os.X_OK):
         skip(f"{PYTHON} missing")
     env = Env({"Mode": mode, "RateLimitBurst": "0"})

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 
+import cdtest
 from cdtest import (CRASHER, Env, check, crash, crasher_copies, fill, read_exports, record_of, run_cases, skip,
                     slow_crash_in_flight, test_user, wait_until)
 
@@ -210,7 +211,7 @@ def case_process_size_max():
     """Storage=none keeps no core, so a process with more anonymous memory than ProcessSizeMax=
     is refused before its dump (socket mode: REJECT; pipe mode: the pipe closed unread); the
     record says why. A small one is still traced."""
-    for mode in ("socket", "pipe"):
+    for mode in cdtest.modes():
         env = Env({"Storage": "none", "ProcessSizeMax": "16M", "Mode": mode})
         d = env.start()
         big, _ = crash("mem", 64)

@@ -9,10 +9,11 @@ import resource
 import signal
 import subprocess
 
+import cdtest
 from cdtest import (CRASHER, Env, check, decompress, elf_core_info, read_exports, run_cases, wait_until)
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
-MODES = ("socket", "pipe")
+MODES = cdtest.modes()  # both where the kernel has the socket, else pipe alone
 
 
 def with_core_limit(soft):
