@@ -369,6 +369,8 @@ int core_receive(int conn, Sink *sink, int out_fd, int journal_fd, const MsgJob 
         if (cut)
                 (void) shutdown(conn, SHUT_RD);
         safe_close(conn); /* with the manager's copy already closed, this releases the task */
+        log_debug("Task released after %llu bytes of its core, %s", (unsigned long long) got,
+                  mode == SPOOL_ON ? "spooled: compressing them now" : "compressed while they came");
 
         if (mode == SPOOL_ON && hooks->received && st.error == 0 && (r = hooks->received(got)) < 0)
                 st.error = r; /* not compressed: the core cannot be kept */

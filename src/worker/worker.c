@@ -379,8 +379,10 @@ static void maybe_misbehave(const Record *rec, const char *when, int out_fd, Mod
                 flood_stderr();
         if (!strcmp(fault, "grow"))
                 grow_output(out_fd);
-        if (!strcmp(fault, "slow"))
+        if (!strcmp(fault, "slow")) {
+                log_info("Test fault: sleeping %d ms", FAULT_SLOW_MSEC); /* what a test waits for */
                 (void) poll(NULL, 0, FAULT_SLOW_MSEC);
+        }
         if (!strcmp(fault, "result")) { /* a RESULT of nothing, before the core and its DETAILS */
                 MsgResult res = { .hdr = { PROTO_MAGIC, MSG_RESULT } };
                 (void) proto_send(WORKER_CONTROL_FD, &res, sizeof res, NULL, 0);

@@ -16,12 +16,14 @@ import time
 
 from corpus import message_frames
 from cdtest import (BUILD, CRASHER, USER_PYTHON, Env, _restore, check, crash, decompress, elf_core_info, read_file,
-                    record_of, run_cases, skip, start_filtered, start_python_crash, test_user)
+                    record_of, run_cases, scaled, skip, start_filtered, start_python_crash, test_user, wait_until)
 
 MAP_CRASH = os.path.join(BUILD, "test", "map-crash")
 FUSE_STALL = os.path.join(BUILD, "test", "fuse-stall")
 COLLECT_TIMEOUT = 5  # COLLECT_TIMEOUT_USEC, src/manager/collector.h
-PROMPT = 3  # seconds a crash may take while another is stalled: well under the stall's deadline
+# seconds a crash may take while another is stalled: longer in sanitizer builds, but always under
+# the stall's deadline, which it tells apart from "at once"
+PROMPT = min(scaled(3), COLLECT_TIMEOUT - 0.5)
 STUCK_AFTER_S = 0.05  # PROCESS_STUCK_AFTER_USEC (src/manager/stuck.h): between two looks at a process
 STUCK_LOOKS_MAX = 20  # crashes that look at a collector before it must have been found stuck
 SLOW_FAULT_S = 4  # FAULT_SLOW_MSEC, src/worker/worker.c
@@ -236,6 +238,14 @@ def allow_other():
         f.write((old or "") + "\nuser_allow_other\n")
 
 
+FUSE_SAID = {}  # mount point: the temporary file its server's reports go to
+
+
+def fuse_said(mnt):
+    """What the FUSE server on mnt reported so far: the requests it left unanswered, and so on."""
+    return read_file(FUSE_SAID[mnt].name) if mnt in FUSE_SAID else ""
+
+
 def start_fuse(user, stall="open"):
     """The user's FUSE file system, mounted allow_other through setuid fusermount3 as any user can
     where user_allow_other is set, whose server (test/helpers/fuse-stall.c) answers the first open
@@ -247,15 +257,17 @@ def start_fuse(user, stall="open"):
     fuse_device_open()
     allow_other()
     mnt = user_dir(user)
+    said = tempfile.NamedTemporaryFile(prefix="cds-fuse-said.", dir="/run")  # what the server reports
     server = subprocess.Popen(as_user(user, [FUSE_STALL, mnt, "allow_other", stall]), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
+                              stderr=said)
+    FUSE_SAID[mnt] = said  # (the file goes with the object)
 
     def stop():
         if server.poll() is None:
             server.kill()  # its /dev/fuse closes: every request still waiting fails, nothing stays stuck
             server.wait(30)
         subprocess.run(["umount", "-l", mnt], stderr=subprocess.DEVNULL)
-        return server.stderr.read().decode(errors="replace") if server.stderr else ""
+        return fuse_said(mnt)
 
     _restore.append((stop, f"FUSE server {server.pid} on {mnt}"))
     line = server.stdout.readline()
@@ -457,7 +469,7 @@ def case_fuse_flush_pool_waiting():
         d = env.start(environ={"COREDUMPD_TEST_FAULT": "modules-fuse", "COREDUMP_WORKER_FAULT": "slow@journal",
                                "COREDUMP_SOCKET_LOG_LEVEL": "debug"})
         user_pid, _ = timed_crash_of(as_user(user, [slow, hostile, "1"]))
-        time.sleep(0.5)  # its worker is in the fault's sleep now
+        d.wait_log(r"Test fault: sleeping", timeout=PROMPT)  # its worker is in the fault's sleep now
         root_pid, _ = timed_crash()  # refused its core (MaxParallel=1): it waits for a worker for its record
         check_traces(record_of(env, user_pid, d, timeout=PROMPT), "the user's crash")
         crash_done(d, user_pid, timeout=SLOW_FAULT_S + PROMPT)  # after the sleep: it finishes, and sticks
@@ -639,7 +651,9 @@ def fuse_stall(env, user, mnt, stop_fuse):
     d = env.start()
     t0 = time.monotonic()
     stalled = stalled_crash(user, hostile)
-    time.sleep(0.5)  # its crash reaches the manager first
+    # its crash reaches the manager first: its collector's question is left unanswered
+    wait_until(lambda: "not answering" in fuse_said(os.path.dirname(hostile)), PROMPT,
+               lambda: f"the collector's question to the FUSE server:\n{d.log_text()}")
     # root's crash while the user's is stalled
     root_pid, took = timed_crash()
     check(took < PROMPT, f"root's crash took {took:.1f} s while the user's crash was stalled:\n{d.log_text()}")
