@@ -12,7 +12,7 @@ import subprocess
 import time
 
 from cdtest import (USER_PYTHON, Env, _restore, as_uid, check, crasher_copies, read_exports, read_file, run_cases,
-                    test_user, wait_until)
+                    scaled, test_user, wait_until)
 
 # the attacker's crashes: distinct programs, so no rate limit merges them
 N_ATTACK = 20
@@ -26,6 +26,11 @@ CRASH_SPACING = 0.05
 STALL = 15
 # "promptly": a victim's crash is stored this soon, far below TimeoutSec= and the stall timeout
 PROMPT = 5.0
+# the daemon's control socket (src/manager/control.h): CONTROL_CONNECTIONS_PER_UID connections per
+# user, CONTROL_CONNECTIONS_MAX of them in all, root's beside them; so many users fill them all
+HELD_PER_UID = 2
+HOLDERS = 16 // HELD_PER_UID
+REPLY_PROMPT_S = 1.0  # a request answered at once (scaled() for sanitizer builds)
 WORKER_COMM = "coredump-worker"
 # MaxParallelPerUser= by default: a quarter of MaxParallel=16
 DEFAULT_CAP = 4
@@ -74,9 +79,9 @@ while time.monotonic() < end:
     time.sleep(0.001)
 """
 
-# Run as the test user: holds as many connections to the control socket (argv[1]) as it can,
-# reconnecting each one the daemon closes, for argv[2] seconds; prints how many the daemon let it
-# hold at most.
+# Run as a user: holds as many connections to the control socket (argv[1]) as it can,
+# reconnecting each one the daemon closes, for argv[2] seconds; prints "held N" each time it has
+# held more than before, and at its end how many the daemon let it hold at most.
 HOLDER = r"""
 import select, socket, sys, time
 path, end, most = sys.argv[1], time.monotonic() + float(sys.argv[2]), 0
@@ -100,7 +105,10 @@ while time.monotonic() < end:
             del socks[s]
             s.close()
     # held: open for a second and more (the daemon closes those over a bound at once)
-    most = max(most, sum(time.monotonic() - t >= 1 for t in socks.values()))
+    now = sum(time.monotonic() - t >= 1 for t in socks.values())
+    if now > most:
+        most = now
+        print(f"held {most}", flush=True)
 print(most, flush=True)
 """
 
@@ -206,8 +214,8 @@ def victim_crash(env, exe, uid=None, gid=None):
     p.wait(60)
     check(p.returncode == -signal.SIGSEGV, f"{exe} ended with {p.returncode}")
     pid = p.pid
-    wait_until(lambda: stored(env, pid), max(0.1, PROMPT - (time.monotonic() - t0)),
-               lambda: f"the core of PID {pid} ({os.path.basename(exe)}) within {PROMPT}s; cores {env.cores()}\n"
+    wait_until(lambda: stored(env, pid), max(0.1, scaled(PROMPT) - (time.monotonic() - t0)),
+               lambda: f"the core of PID {pid} ({os.path.basename(exe)}) within {scaled(PROMPT)}s; cores {env.cores()}\n"
                + env.daemons[-1].log_text()[-3000:])
     return pid, time.monotonic() - t0
 
@@ -317,31 +325,46 @@ def control_request(path, text, uid=None, gid=None):
     return float(seconds), reply
 
 
+def start_holder(env, uid, gid, hold):
+    """HOLDER as uid, once it holds HELD_PER_UID connections for a second and more."""
+    h = popen(as_uid(uid, gid, [USER_PYTHON, "-c", HOLDER, env.control, str(hold)]), stdout=subprocess.PIPE, text=True)
+    line = h.stdout.readline().strip()
+    while line and line != f"held {HELD_PER_UID}":
+        line = h.stdout.readline().strip()
+    check(line == f"held {HELD_PER_UID}", f"uid {uid} never held {HELD_PER_UID} connections ({line!r})")
+    return h
+
+
+def answered(env, who, uid=None):
+    """Three requests as uid (root by default): [(who, seconds, reply)], each checked."""
+    missing = "DELETE core.none.0.0.0.0"  # a valid name that is not there: "ERR 2" (ENOENT)
+    answers = [(who, *control_request(env.control, missing, uid, uid)) for _ in range(3)]
+    bad = [a for a in answers if a[2] != "ERR 2" or a[1] > scaled(REPLY_PROMPT_S)]
+    check(not bad, f"requests not answered within {scaled(REPLY_PROMPT_S)} s: {bad}")
+    return answers
+
+
 def case_control_slots():
     """The test user holds every control connection it can (reconnecting those the daemon
-    closes); root's and another user's requests are still answered at once."""
+    closes): root's and another user's requests are still answered at once. Then eight users
+    do, filling every user's slot together (CONTROL_CONNECTIONS_MAX, CONTROL_CONNECTIONS_PER_UID
+    each): root's requests are still answered at once, root's slots being beside theirs."""
     user = test_user()
-    other = free_uids(1, 2000)[0]
+    *others, outsider = free_uids(HOLDERS, 2000)
     env = Env()
     d = env.start()
-    hold = 12
-    holder = popen(as_uid(user.pw_uid, user.pw_gid, [USER_PYTHON, "-c", HOLDER, env.control, str(hold)]),
-                   stdout=subprocess.PIPE, text=True)
-    time.sleep(2)  # its connections are open and held
-    missing = "DELETE core.none.0.0.0.0"  # a valid name that is not there: "ERR 2" (ENOENT)
-    answers = []
-    for who, uid in (("root", None), (f"uid {other}", other)) * 3:
-        seconds, reply = control_request(env.control, missing, uid, uid)
-        answers.append((who, seconds, reply))
-    check(holder.poll() is None, "the holder ended before the victims' requests")
-    held = int(holder.communicate(timeout=hold + 30)[0].strip() or 0)
-    bad = [a for a in answers if a[2] != "ERR 2" or a[1] > 1.0]
-    check(not bad, f"requests not answered promptly while uid {user.pw_uid} held {held} connections: {bad}\n"
-          f"{d.log_text()[-2000:]}")
-    check(held >= 1, "the holder never held a connection: the test proves nothing")
+    hold = 60
+    holders = [start_holder(env, user.pw_uid, user.pw_gid, hold)]
+    answers = answered(env, "root") + answered(env, f"uid {outsider}", outsider)
+    holders += [start_holder(env, uid, uid, hold) for uid in others]
+    answers += answered(env, f"root, {HOLDERS} users holding")
+    check(all(h.poll() is None for h in holders), "a holder ended before the requests")
+    for h in holders:
+        h.kill()
+        h.wait()
     check(d.stop() == 0, "daemon did not stop cleanly")
-    print(f"uid {user.pw_uid} held {held} connections at most; root's and uid {other}'s requests answered in "
-          f"{max(a[1] for a in answers) * 1000:.0f} ms at most")
+    print(f"observed: {HOLDERS} uids held {HELD_PER_UID} connections each; answers in ms: "
+          + ", ".join(f"{who} {s * 1000:.0f}" for who, s, _ in answers))
 
 
 if __name__ == "__main__":
