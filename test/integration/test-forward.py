@@ -15,15 +15,22 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import time
 import uuid
 
-from cdtest import (COREDUMPD, CRASHER, Env, Journal, check, decompress, elf_core_info, fd_targets, parse_export,
-                    read_exports, read_file, run_cases, skip, wait_until, _restore)
+from cdtest import (COREDUMPD, CORE_PATTERN, CRASHER, Env, Journal, check, decompress, elf_core_info, fd_targets,
+                    parse_export, read_exports, read_file, require_socket, run_cases, scaled, skip, wait_until,
+                    write_file, _restore)
 
 
 USERNS_BASE, USERNS_SIZE = 100000, 65536
+# the receiving socket's bounds: FORWARD_FIELDS_MAX (src/shared/forward-proto.h), FIELD_NAME_MAX
+# (src/shared/record.h), RECEIVE_TIMEOUT_USEC (src/manager/receive.h)
+FORWARD_FIELDS_MAX = 1024
+FIELD_NAME_MAX = 64
+RECEIVE_TIMEOUT_S = 10
 CLONE_NEWUSER = 0x10000000
 
 
@@ -335,7 +342,8 @@ def case_not_asked():
     h = host_record(env)
     check("COREDUMP_FORWARDED_TO" not in h and "COREDUMP_FORWARD_ERROR" not in h, f"host record: {h}")
     check(len(env.cores()) == 1, "the host has no core")
-    time.sleep(1)
+    # the host writes its record only once a forward has ended: had it forwarded the crash, the
+    # container's record would be there now
     check(not ct.records(), f"the container got it: {ct.records()}")
     ct.stop()
     check(d.stop() == 0, "host daemon did not stop cleanly")
@@ -624,8 +632,140 @@ def case_hostile_clients():
     print("observed: every hostile message refused with its reason, the well-formed one recorded")
 
 
+SO_PEERPIDFD = 77  # include/uapi/asm-generic/socket.h (6.5)
+
+
+def forward_by_hand(path, conn, fields=()):
+    """What a host's forwarder sends for the crash on conn, a kernel connection of the plain "@"
+    protocol (the core streams on it): the crash's fields, the core and the pidfd."""
+    pid, uid, gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    pidfd = conn.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD)
+    try:
+        send_items(path, [b"COREDUMP_PID=%d" % pid, b"COREDUMP_UID=%d" % uid, b"COREDUMP_GID=%d" % gid,
+                          b"COREDUMP_SIGNAL=11", b"COREDUMP_COMM=crasher", *fields], [conn.fileno(), pidfd])
+    finally:
+        os.close(pidfd)
+    return pid
+
+
+def case_forwarded_not_again():
+    """A crash that came forwarded is never forwarded again, even where its process's unit asks
+    for it (a loop between collectors otherwise): a crash in a container that asked
+    (CoredumpReceive=yes, its collector running) reaches a fake kernel socket here, which hands
+    it on to the daemon's receiving socket as a host would; the daemon keeps it, and the
+    container's collector never sees it."""
+    require_socket("the test takes the kernel's connection itself, with the plain @ protocol")
+    env = Env()
+    path = os.path.join(env.rundir, "receive.sock")
+    d = env.start(extra=[f"--receive={path}", "--no-register"])
+    wait_until(lambda: os.path.exists(path), 10, "the receiving socket")
+    fake = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    fake.bind(os.path.join(env.rundir, "fake-kernel.sock"))
+    fake.listen(4)
+    fake.settimeout(60)
+    write_file(CORE_PATTERN, "@" + fake.getsockname())
+    unit = Unit()
+    ct = Container(env, unit)
+    ct.run(f"{CRASHER} segv")
+    conn, _ = fake.accept()
+    pid = forward_by_hand(path, conn)
+    conn.close()
+    rec = wait_until(lambda: [r for r in read_exports(env, "record") if r.get("COREDUMP_PID") == str(pid).encode()]
+                     or None, 60, lambda: f"the record of PID {pid}:\n{d.log_text()}")[0]
+    check(rec.get("COREDUMP_FORWARDED") == b"1", f"not taken as forwarded: {rec.get('COREDUMP_FORWARDED')}")
+    check("COREDUMP_FORWARDED_TO" not in rec and "COREDUMP_FORWARD_ERROR" not in rec,
+          f"the forwarded crash was forwarded again: {rec.get('COREDUMP_FORWARDED_TO')} "
+          f"{rec.get('COREDUMP_FORWARD_ERROR')}")
+    check(rec.get("COREDUMP_FILENAME") and os.path.exists(rec["COREDUMP_FILENAME"].decode()), "its core is not kept")
+    info = elf_core_info(decompress(rec["COREDUMP_FILENAME"].decode(), os.path.join(env.base, "fwd.core")))
+    # (its PIDs are the container's own)
+    check(info["type"] == 4 and info["signal"] == 11, f"the kept core is not the crash's: {info}")
+    # the record comes after any forward has ended: the container's would be there now
+    check(not ct.records(), f"the container's collector got it: {ct.records()}")
+    ct.stop()
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print(f"observed: PID {pid}'s forwarded crash kept here, not forwarded into {unit.name}")
+
+
+def case_only_stored():
+    """Only a stored core is forwarded: with Storage=none the host keeps its record, says nothing
+    of a forward, and the container that asked gets nothing."""
+    env, j, d = setup({"Storage": "none"})
+    unit = Unit()
+    ct = Container(env, unit)
+    ct.crash()
+    h = host_record(env)
+    check("COREDUMP_FORWARDED_TO" not in h and "COREDUMP_FORWARD_ERROR" not in h,
+          f"a core that was not stored was forwarded: {h.get('COREDUMP_FORWARDED_TO')} {h.get('COREDUMP_FORWARD_ERROR')}")
+    check(not env.cores() and "COREDUMP_FILENAME" not in h, f"Storage=none stored {env.cores()}")
+    check(not ct.records(), f"the container got it: {ct.records()}")
+    ct.stop()
+    check(d.stop() == 0, "host daemon did not stop cleanly")
+    j.stop()
+
+
+def case_receive_bounds():
+    """The receiving socket's bounds against a hostile container root: FORWARD_FIELDS_MAX fields
+    are taken, one more is refused; a field name of FIELD_NAME_MAX bytes is taken, one longer
+    refused; a client that sends part of a message and stalls is closed at RECEIVE_TIMEOUT_USEC,
+    and a well-formed message meanwhile is taken at once."""
+    env = Env()
+    path = os.path.join(env.rundir, "receive.sock")
+    d = env.start(extra=[f"--receive={path}", "--no-register"], environ={"COREDUMP_SOCKET_LOG_LEVEL": "debug"})
+    wait_until(lambda: os.path.exists(path), 10, "the receiving socket")
+    sleeper = subprocess.Popen(["sleep", "120"])
+    _restore.append((sleeper.kill, f"sleep {sleeper.pid}"))
+
+    def message(n_fields, name_len=len("COREDUMP_X")):
+        base = [b"COREDUMP_PID=%d" % sleeper.pid, b"COREDUMP_UID=0", b"COREDUMP_GID=0", b"COREDUMP_SIGNAL=6",
+                b"COREDUMP_COMM=sleep", b"COREDUMP_" + b"N" * (name_len - len("COREDUMP_")) + b"=long name"]
+        return base + [b"COREDUMP_FILLER=%d" % i for i in range(n_fields - len(base))]
+
+    def pipe_core():
+        r, w = os.pipe()
+        os.write(w, b"not an ELF core")
+        os.close(w)
+        return r
+
+    refused = d.log_text().count("Refused a forwarded crash")
+    for fields in (message(FORWARD_FIELDS_MAX + 1), message(8, FIELD_NAME_MAX + 1)):
+        r = pipe_core()
+        send_items(path, fields, [r])
+        os.close(r)
+        refused += 1
+        wait_until(lambda: d.log_text().count("Refused a forwarded crash") >= refused, 30, lambda: d.log_text())
+    # a stalled client: half a message, then nothing
+    stalled = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    stalled.connect(path)
+    t0 = time.monotonic()
+    stalled.send(b"COREDUMP_PID=%d" % sleeper.pid)
+    # meanwhile, the most a message may have
+    r = pipe_core()
+    send_items(path, message(FORWARD_FIELDS_MAX, FIELD_NAME_MAX), [r])
+    os.close(r)
+    rec = wait_until(lambda: [x for x in read_exports(env, "record") if x.get("COREDUMP_FORWARDED") == b"1"] or None,
+                     30, lambda: d.log_text())
+    check(len(rec) == 1, f"{len(rec)} forwarded records")
+    check(rec[0].get("COREDUMP_FILLER") is not None and rec[0].get("COREDUMP_" + "N" * (FIELD_NAME_MAX - 9)) == b"long name",
+          f"the fields at the bounds were not kept: {sorted(rec[0])[:20]}")
+    taken = time.monotonic() - t0
+    stalled.settimeout(RECEIVE_TIMEOUT_S + 30)
+    check(stalled.recv(1) == b"", "the stalled client got data")
+    closed = time.monotonic() - t0
+    stalled.close()
+    check(RECEIVE_TIMEOUT_S - 0.5 <= closed <= RECEIVE_TIMEOUT_S + scaled(5),
+          f"the stalled client was closed after {closed:.1f} s, its deadline is {RECEIVE_TIMEOUT_S} s")
+    check(taken < closed, "the well-formed message waited for the stalled client")
+    check(len([x for x in read_exports(env, "record") if x.get("COREDUMP_FORWARDED") == b"1"]) == 1,
+          "the stalled client's half message was recorded")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    print(f"observed: {FORWARD_FIELDS_MAX + 1} fields and a {FIELD_NAME_MAX + 1}-byte name refused; the most a "
+          f"message may have taken after {taken:.2f} s; the stalled client closed after {closed:.1f} s")
+
+
 if __name__ == "__main__":
-    run_cases({"forward": case_forward, "keep": case_keep, "result_twice": case_result_twice,
+    run_cases({"forwarded_not_again": case_forwarded_not_again, "only_stored": case_only_stored,
+               "receive_bounds": case_receive_bounds, "forward": case_forward, "keep": case_keep, "result_twice": case_result_twice,
                "not_asked": case_not_asked,
                "collector_gone": case_collector_gone, "collector_symlink": case_collector_symlink,
                "collector_stalled": case_collector_stalled,
