@@ -1,10 +1,15 @@
 # `apt purge` of the removed package while systemd-coredump owns core_pattern: nothing of the
 # package is left (no file it listed, its configuration, state, stored cores and runtime
-# directories gone; compared with the files before the installation, as piuparts does), and
-# systemd-coredump's pattern is untouched. The worker user stays, as Debian keeps system users.
+# directories gone; compared with the files before the installation, as piuparts does), but an
+# administrator's own files in /etc/coredump-socket stay; systemd-coredump's pattern is
+# untouched. The worker user stays, as Debian keeps system users.
 . /usr/local/lib/cds-vmtest/tests/lib.sh
-# the harness's own drop-in for these tests: an administrator's file, which purge keeps
-rm -f /etc/coredump-socket/coredump.conf.d/10-vmtest.conf
+# the harness's own drop-in for these tests (written before the installation) is an
+# administrator's file, and so is this one
+ADMIN=/etc/coredump-socket/coredump.conf.d/10-vmtest.conf
+ADMIN2=/etc/coredump-socket/local-notes
+[ -f $ADMIN ] || fail "$ADMIN is missing before the purge"
+echo "written by the administrator" > $ADMIN2
 before=$(cat /proc/sys/kernel/core_pattern)
 apt_get purge coredump-socket || fail "apt-get purge failed"
 [ -z "$(dpkg-query -W -f='${Status}' coredump-socket 2>/dev/null | grep -v not-installed)" ] || fail "dpkg still knows the package"
@@ -20,9 +25,12 @@ while read -r f; do
         left="$left $f"
 done < $STATE/dpkg-L
 [ -z "$left" ] || fail "files of the package left: $left"
-for f in /etc/coredump-socket /var/lib/coredump-socket $SAVED /run/coredump-socket /run/coredumpctl; do
+for f in /etc/coredump-socket/coredump.conf /var/lib/coredump-socket $SAVED /run/coredump-socket /run/coredumpctl; do
         [ ! -e "$f" ] || fail "$f is left after purge"
 done
+[ -f $ADMIN ] && [ "$(cat $ADMIN2)" = "written by the administrator" ] || fail "purge removed an administrator's file"
+echo "kept: $(find /etc/coredump-socket -type f | tr '\n' ' ')"
+rm -f $ADMIN2 # (the drop-in stays for t15)
 # new since before the installation, apart from what the tests (their units, gdb's Python
 # bytecode, t16-t19's containers and their shared directories), dpkg, apt and systemd-coredump
 # keep (piuparts ignores the same kind of paths)
