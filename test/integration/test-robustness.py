@@ -492,13 +492,15 @@ def case_restore_on_failure():
     here = os.path.dirname(os.path.abspath(__file__))
     for how in ("raise", "sigterm"):
         code = ("import os, signal, sys; sys.path.insert(0, %r); from cdtest import *\n"
-                "e = Env(); d = e.start(); print(d.proc.pid, flush=True)\n"
-                "assert read_file(CORE_PATTERN).startswith('@')\n"
+                "e = Env(); d = e.start(); print('daemon', d.proc.pid, flush=True)\n"
+                "assert read_file(CORE_PATTERN) == e.pattern()\n"
                 "os.kill(os.getpid(), signal.SIGTERM) if %r == 'sigterm' else None\n"
                 "raise RuntimeError('test failure')\n") % (here, how)
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         check(p.returncode != 0, f"{how}: the failing test passed")
-        daemon = int(p.stdout.split()[0])
+        m = re.search(r"^daemon (\d+)$", p.stdout, re.M)
+        check(m, f"{how}: the daemon did not start:\n{p.stdout}{p.stderr}")
+        daemon = int(m.group(1))
         check(read_file(CORE_PATTERN) == before, f"{how}: core_pattern left as {read_file(CORE_PATTERN)!r}")
         check(not os.path.exists(f"/proc/{daemon}") or "zombie" in read_file(f"/proc/{daemon}/status"),
               f"{how}: daemon {daemon} left running")
