@@ -47,12 +47,14 @@ assert (HELD_SAMPLES - 1) * HELD_SPACING > STOPPER_BLIP_S
 # does (kill() is refused for the others), for argv[1] seconds. A process not (yet) called
 # coredump-worker may be a worker not exec'd yet, or exec'd and not yet named (coredumpd execs
 # it through /proc/self/fd/N): looked at again. Every STOPPER_BLIP_S it continues each one for a
-# moment (SIGCONT, SIGSTOP), so that its CPU account moves without it doing anything.
+# moment (SIGCONT, SIGSTOP), so that its CPU account moves without it doing anything. Prints
+# "watching" once it has been through every process once.
 STOPPER = r"""
 import os, signal, sys, time
 end = time.monotonic() + float(sys.argv[1])
 known = {}
 blip = time.monotonic()
+first = True
 while time.monotonic() < end:
     if time.monotonic() - blip >= %(blip)s:
         blip = time.monotonic()
@@ -76,6 +78,9 @@ while time.monotonic() < end:
             del known[pid]
         except PermissionError:
             pass
+    if first:
+        print("watching", flush=True)
+        first = False
     time.sleep(0.001)
 """
 
@@ -148,6 +153,14 @@ def free_uids(n, first):
 def popen(cmd, **kw):
     p = subprocess.Popen(cmd, stdout=kw.pop("stdout", subprocess.DEVNULL), stderr=subprocess.DEVNULL, **kw)
     _restore.append((lambda: p.poll() is None and p.kill(), f"process {p.pid}"))
+    return p
+
+
+def start_stopper(uid, gid, seconds):
+    """STOPPER as uid, once it has looked at every process (the spare workers among them)."""
+    p = popen(as_uid(uid, gid, [USER_PYTHON, "-c", STOPPER % {"blip": STOPPER_BLIP_S}, str(seconds), WORKER_COMM]),
+              stdout=subprocess.PIPE, text=True)
+    check(p.stdout.readline().strip() == "watching", f"the stopper of uid {uid} did not start")
     return p
 
 
@@ -232,19 +245,16 @@ def case_frozen_workers():
     names = [f"frozen-{i:02d}" for i in range(N_ATTACK)]
     exes = crasher_copies(env, names + ["victim-root", "victim-user"])
     d = env.start()
-    popen(as_uid(user.pw_uid, user.pw_gid,
-                 [USER_PYTHON, "-c", STOPPER % {"blip": STOPPER_BLIP_S}, str(STALL * 4), WORKER_COMM]))
-    time.sleep(0.5)  # the stopper has seen the spares
+    start_stopper(user.pw_uid, user.pw_gid, STALL * 4)
     # (from the first crash: the first workers' stall clocks start with it)
     attack, t_attack = launch_attack([(exes[n], user.pw_uid, user.pw_gid) for n in names])
 
-    # the attack settles: no crash of the user left that was not refused or given a worker, and
-    # at least as many of their workers stopped as the default cap lets them have
-    def settled():
+    # the attack is in effect: the per-user cap refused one of the user's crashes (the user's
+    # slots are all taken), and as many of their workers are stopped as the cap lets them have
+    def in_effect():
         n = len(held_workers(user.pw_uid))
-        time.sleep(0.5)
-        return n >= DEFAULT_CAP and n == len(held_workers(user.pw_uid)) and n
-    n_stopped = wait_until(settled, 30, lambda: f"the test user's workers to be stopped:\n{d.log_text()[-3000:]}")
+        return n >= DEFAULT_CAP and f"uid {user.pw_uid}) refused: MaxParallelPerUser=" in d.log_text() and n
+    n_stopped = wait_until(in_effect, 30, lambda: f"the test user's workers to be stopped:\n{d.log_text()[-3000:]}")
     root_pid, root_s = victim_crash(env, exes["victim-root"])
     other_pid, other_s = victim_crash(env, exes["victim-user"], other, other)
     held = held_workers(user.pw_uid)
@@ -263,8 +273,8 @@ def case_frozen_workers():
     kills = re.findall(r"Killing worker \d+: did not run for WorkerStallTimeoutSec=\d+s", d.log_text())
     # (the refused crash's worker, for its record only, may finish in a moment it is continued)
     check(len(kills) >= DEFAULT_CAP, f"{len(kills)} workers killed by the watchdog, {n_stopped} were stopped")
-    time.sleep(1)  # the last records
-    check(d.stop() == 0, "daemon did not stop cleanly")  # flushes the per-user summary
+    # finishes every crash in flight, each with its record, and flushes the per-user summary
+    check(d.stop() == 0, "daemon did not stop cleanly")
 
     attack_pids = {p.pid for p in attack}
     records = {int(r["COREDUMP_PID"]): r.get("COREDUMP_PROCESSING_ERROR", b"") for r in read_exports(env, "record")
@@ -297,20 +307,19 @@ def case_root_reserve():
     exes = crasher_copies(env, names + ["victim-root"])
     d = env.start()
     for uid in uids:
-        popen(as_uid(uid, uid, [USER_PYTHON, "-c", STOPPER % {"blip": STOPPER_BLIP_S}, "120", WORKER_COMM]))
-    time.sleep(0.5)
+        start_stopper(uid, uid, 120)
     launch_attack([(exes[n], int(n.split("-")[1]), int(n.split("-")[1])) for n in names])
 
     def held():
-        n = sum(len(held_workers(u)) for u in uids)
-        time.sleep(0.5)
-        return n >= 16 - DEFAULT_CAP and n == sum(len(held_workers(u)) for u in uids) and n
-    # all the users may hold: without root's share they would have taken every slot
-    n = wait_until(held, 60, lambda: f"the attackers' workers to be stopped (all {16 - DEFAULT_CAP} the users may "
-                   f"hold):\n{d.log_text()[-3000:]}")
-    check("MaxParallel=16 cores were already in flight" in d.log_text(),
-          f"no crash of the users was refused at MaxParallel=:\n{d.log_text()[-3000:]}")
+        return sum(len(held_workers(u)) for u in uids)
+
+    # all the users may hold (without root's share they would have taken every slot), and a crash
+    # of theirs refused at MaxParallel=: every slot left to them is taken
+    wait_until(lambda: held() >= 16 - DEFAULT_CAP and "MaxParallel=16 cores were already in flight" in d.log_text(),
+               60, lambda: f"the attackers' workers to be stopped (all {16 - DEFAULT_CAP} the users may hold), and a "
+               f"refusal at MaxParallel=:\n{d.log_text()[-3000:]}")
     root_pid, root_s = victim_crash(env, exes["victim-root"])
+    n = held()  # after root's crash: the users still hold no more than their share
     print(f"observed: {n} workers of {len(uids)} uids stopped; root's crash stored in {root_s:.2f} s")
     # The users' cores hold at most MaxParallel= less root's share; the crashes refused beyond
     # that are counted, and only the cap window's first refusal gets a worker, for its record
