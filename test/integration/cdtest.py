@@ -201,6 +201,23 @@ def wait_until(predicate, timeout, what):
         time.sleep(0.05)
 
 
+def backlog(path):
+    """How many connections wait in the listen backlog of the unix socket bound at path (ss shows
+    it as Recv-Q of a listening socket); 0 if it is not listening."""
+    out = subprocess.run(["ss", "-xlnH"], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[4] == path:
+            return int(f[2])
+    return 0
+
+
+def wait_backlog(path, n, timeout=30):
+    """Once n connections (crashes, the kernel's) wait in path's listen backlog."""
+    wait_until(lambda: backlog(path) >= n, timeout, lambda: f"{n} connections in the backlog of {path} "
+               f"(have {backlog(path)})")
+
+
 def test_user():
     try:
         return pwd.getpwnam(TEST_USER)

@@ -8,7 +8,7 @@ import re
 import socket
 import struct
 
-from cdtest import CORE_PATTERN, CRASHER, Env, check, run_cases, write_file
+from cdtest import CORE_PATTERN, CRASHER, Env, check, require_socket, run_cases, write_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL, USERSPACE, REJECT, WAIT = 1, 2, 4, 8
@@ -23,6 +23,7 @@ def header_marks():
 def case_marks():
     marks = header_marks()
     check(set(marks) == {"REQACK", "MINSIZE", "MAXSIZE", "UNSUPPORTED", "CONFLICTING"}, f"header marks {marks}")
+    require_socket("the case speaks the @@ protocol with the kernel")
     env = Env()
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(env.sock)

@@ -11,7 +11,6 @@ import signal
 import socket
 import struct
 import subprocess
-import time
 
 from cdtest import (BUILD, kernel_has_socket, CORE_PATTERN, CORE_PIPE_LIMIT, CRASHER, SUID_DUMPABLE, Env, Journal, check, crash,
                     decompress, elf_core_info, parse_export, read_exports, read_file, run_cases, save_sysctl,
@@ -120,6 +119,14 @@ def case_register():
     write_file(CORE_PIPE_LIMIT, old_limit)
 
 
+# what coredump-pipe logs when coredumpd has not answered in time (the handover stays queued)
+GAVE_UP = "no answer from coredumpd within"
+
+
+def kernel_log():
+    return subprocess.run(["dmesg"], capture_output=True, text=True, check=True).stdout
+
+
 def recycle(pid, env):
     impostor_exe = os.path.join(env.base, "impostor")
     shutil.copy("/bin/sleep", impostor_exe)
@@ -150,8 +157,11 @@ def pid_reuse(with_pidfd):
         pattern = pattern.replace(" %F", "")
     write_file(CORE_PATTERN, pattern)
     write_file(CORE_PIPE_LIMIT, "16")
+    said_before = kernel_log().count(GAVE_UP)
     victim = subprocess.Popen([CRASHER, "segv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(3)  # the helper handed over (into the backlog) and gave up waiting for the ack
+    # the helper handed over (into the backlog) and gave up waiting for the ack: it says so
+    wait_until(lambda: kernel_log().count(GAVE_UP) > said_before and f"core of PID {victim.pid}: {GAVE_UP}" in kernel_log(),
+               30, "coredump-pipe to give up waiting for the ack")
     check(victim.poll() is None, "the crash did not wait for its helper")
     pid = victim.pid
     victim.send_signal(signal.SIGKILL)

@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from cdtest import (CORE_PATTERN, CRASHER, SUID_DUMPABLE, Env, Journal, check, crash, decompress, parse_export,
-                    run_cases, save_sysctl, systemd_coredumpctl, test_user, write_file)
+                    require_socket, run_cases, wait_backlog, save_sysctl, systemd_coredumpctl, test_user, write_file)
 
 MESSAGE_ID = b"fc2e22bc6ee647b6b90729ab34a250b1"
 
@@ -222,14 +222,15 @@ def case_bounded():
 def case_pid_reuse():
     """CVE-2025-4598's attack: the crashing process is SIGKILLed while the kernel holds it for
     the dump, reaped, and its PID handed to another process before the collector looks at
-    /proc. The record must never carry the impostor's data."""
+    /proc. The record must never carry the impostor's data. (Pipe mode's own: test-pipe.)"""
+    require_socket("the crash waits in the coredump socket's backlog")
     env = Env()
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(env.sock)
     s.listen(16)
     write_file(CORE_PATTERN, "@@" + env.sock)
     victim = subprocess.Popen([CRASHER, "segv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)  # now waiting in the kernel for our ack (nobody accepts yet)
+    wait_backlog(env.sock, 1)  # now waiting in the kernel for our ack (nobody accepts yet)
     check(victim.poll() is None, "the crash did not wait in the backlog")
     pid = victim.pid
     victim.send_signal(signal.SIGKILL)
