@@ -241,6 +241,7 @@ static bool ready_flags_valid(const Worker *w, uint32_t flags) {
 }
 
 static void worker_now_idle(Worker *w) {
+        log_debug("Worker %d: waiting for a job", (int) w->pid);
         w->state = WORKER_IDLE;
         w->ready_seen = true;
         w->ready_timer = sd_event_source_disable_unref(w->ready_timer);

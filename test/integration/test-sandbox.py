@@ -241,10 +241,11 @@ def case_mapped_ahead_not():
     (other processes of that user could stop it, and with it the next system crash)."""
     for config in ({"SpareWorkers": "1"}, {"WorkerUser": "nobody"}):
         env = Env(config)
-        d = env.start()
+        d = env.start(environ={"COREDUMP_SOCKET_LOG_LEVEL": "debug"})
         n = int(config.get("SpareWorkers", "2"))
         spares = d.wait_idle_workers(n)
-        time.sleep(0.3)  # their READY handled: a spare mapped ahead is mapped within microseconds of it
+        for w in spares:  # their READY handled: a spare to be mapped ahead would be on its way by then
+            d.wait_log(rf"Worker {w}: (waiting for a job|mapped uid \d+ ahead)")
         for w in spares:
             check(unmapped(w), f"{config}: spare {w} mapped ahead, or without a user namespace of its own")
         pid, _ = crash("segv")

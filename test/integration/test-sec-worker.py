@@ -162,7 +162,7 @@ def case_suid_dumpable_one():
                              stdout=subprocess.PIPE, text=True)
         _restore.append((lambda a=a: a.poll() is None and a.kill(), f"attacker {a.pid}"))
         check(a.stdout.readline().strip() == "ready", "the attacker did not start")
-        time.sleep(0.2)  # the manager has seen the worker READY: the crash goes to it
+        d.wait_log(rf"Worker {worker}: waiting for a job")  # the manager has seen it READY: the crash goes to it
         pid, rc = crash("segv", user=user, exe=exe, timeout=60)
         check(rc == -signal.SIGSEGV, f"round {i}: crash ended with {rc}")
         out = a.communicate(timeout=60)[0].strip()
