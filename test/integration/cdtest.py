@@ -356,16 +356,18 @@ class Env:
         with open(self.conf, "w") as f:
             f.write("[Coredump]\n" + "".join(f"{k}={v}\n" for k, v in keys.items()))
 
-    def start(self, extra=(), listen_fd=None, wait_ready=True, journal=None, environ=None, extra_fds=()):
+    def start(self, extra=(), listen_fd=None, wait_ready=True, journal=None, environ=None, extra_fds=(),
+              no_journald=False):
+        """The daemon; with journal, writing to that journald; with no_journald, where the machine's
+        journald cannot be reached (its socket directory hidden, on a machine that runs one)."""
         log = os.path.join(self.base, f"daemon{len(self.daemons)}.log")
         args = [COREDUMPD, f"--socket={self.sock}", f"--control={self.control}", f"--config={self.conf}", f"--config-dir={self.confdir}", *extra]
+        if no_journald and os.path.isdir(JOURNAL_RUN_DIR):
+            self.register_pattern()
+            args = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    f'mount -t tmpfs -o mode=0755 tmpfs {JOURNAL_RUN_DIR} && exec "$@"', "sh", *args, "--no-register"]
         if journal:
-            # core_pattern can only be written from the initial mount namespace: the test does
-            # it, with the pattern the daemon would choose (socket or pipe, by Mode=)
-            write_file(CORE_PATTERN, self.pattern())
-            if self.pattern().startswith("|"):
-                save_sysctl(CORE_PIPE_LIMIT)
-                write_file(CORE_PIPE_LIMIT, "64")
+            self.register_pattern()
             args = ["nsenter", f"--mount={journal.ns}", *args, "--no-register"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("LISTEN_")}
         env.update(environ or {})
@@ -394,6 +396,15 @@ class Env:
             d.wait_log(r"Ready:")
         return d
 
+    def register_pattern(self):
+        """core_pattern can only be written from the initial mount namespace: for a daemon in
+        another one the test writes it, the pattern the daemon would choose (socket or pipe, by
+        Mode=)."""
+        write_file(CORE_PATTERN, self.pattern())
+        if self.pattern().startswith("|"):
+            save_sysctl(CORE_PIPE_LIMIT)
+            write_file(CORE_PIPE_LIMIT, "64")
+
     def pattern(self):
         out = subprocess.run([COREDUMPD, "--check-config", f"--config={self.conf}", f"--config-dir={self.confdir}",
                               f"--socket={self.sock}"], capture_output=True, text=True).stdout
@@ -417,6 +428,7 @@ class Env:
 
 
 JOURNALD = "/lib/systemd/systemd-journald"
+JOURNAL_RUN_DIR = "/run/systemd/journal"  # where the machine's journald listens, if it runs
 COREDUMP_MESSAGE_ID = "fc2e22bc6ee647b6b90729ab34a250b1"
 MACHINE_ID = "/etc/machine-id"
 

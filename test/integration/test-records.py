@@ -150,7 +150,7 @@ def read_records(env):
 def case_no_journald():
     """Without journald the crash is still stored and its record kept beside the core."""
     env = Env()
-    d = env.start()
+    d = env.start(no_journald=True)
     pid, rc, t0, t1 = run_crash("segv")
     path = env.wait_cores(1)[0]
     d.wait_log(rf"Crash of PID {pid} \(crasher\): no journal entry")
