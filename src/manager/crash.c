@@ -44,9 +44,9 @@ void crash_free(Crash *c) {
                 return;
         m = c->manager;
         if (c->worker)
-                worker_kill(c->worker, "its crash was abandoned"); /* detached: it tells us nothing */
+                worker_kill(c->worker, "its crash was abandoned"); /* nothing it reports could be used now */
         if (c->collector)
-                collector_harvest(c, c->incomplete, sizeof c->incomplete); /* lets it go */
+                collector_harvest(c, c->incomplete, sizeof c->incomplete); /* frees it, or kills it if it still runs */
         forward_stop(c->forwarder);
         forward_target_free(c->forward);
         safe_close(c->proc_dir);
@@ -67,7 +67,7 @@ void crash_free(Crash *c) {
         m->n_crashes--;
         free(c);
         manager_update_accepting(m);
-        collector_prefork(m); /* the next crash's, now that this one is done */
+        collector_prefork(m); /* forks the spare collector for the next crash, now that this one is done */
 }
 
 /* A verified crash whose worker never got to the record: the manager keeps what it knows. */
@@ -227,7 +227,7 @@ static int crash_collect_finish(Crash *c) {
                               c->info.ruid, m->boot_id, c->info.pid, c->timestamp_usec, "");
         if (r < 0)
                 return r;
-        record_free(&c->record); /* the provisional one of a job sent early */
+        record_free(&c->record); /* drops the partial record sent with a job handed out before /proc was read */
         r = crash_record_base(c, &c->record);
         return r < 0 ? r : 1;
 }
@@ -434,7 +434,9 @@ static int crash_ready_to_stream(Crash *c) {
 /* No core will come (rejected, refused by the kernel, the task killed mid-dump): let the
  * kernel go, and still make the record, through a worker like every other crash. */
 static int crash_record_only(Crash *c, const char *why) {
-        if (c->worker) { /* given the connection while /proc was read: the record goes to another */
+        /* A worker given the connection while /proc was read is not the one that writes this
+         * record: it is killed, and another worker is given the record-only job. */
+        if (c->worker) {
                 worker_kill(TAKE_PTR(c->worker), "its crash is recorded without its core");
                 c->job_early = false;
         }
@@ -698,7 +700,7 @@ static int crash_hand_job(Crash *c, int *record_fd, uint32_t flags, Worker **ret
                         *ret = w;
                         return 1;
                 }
-        } while (r == -EAGAIN); /* that one was killed; the next idle one, or wait for one */
+        } while (r == -EAGAIN); /* that worker was killed: try the next idle one, or wait for one */
         return r;
 }
 
@@ -717,7 +719,7 @@ static int crash_start_streaming(Crash *c) {
                 c->conn_fd = safe_close(c->conn_fd);
         crash_queue_ask(c);
         c->state = CRASH_STREAMING;
-        pool_replace_taken(c->manager); /* counted as waiting for a worker no more */
+        pool_replace_taken(c->manager); /* this crash no longer waits for a worker: refill the pool */
         return 0;
 }
 
@@ -748,7 +750,9 @@ static void crash_start_early(Crash *c) {
                 return;
         c->job_users_own = crash_users_own(c);
         r = crash_hand_job(c, &record_fd, JOB_FLAG_DETAILS, &w);
-        if (r == -EPERM) /* its ids refused: by every worker, also after /proc (if still its user) */
+        /* no worker may map this crash's user and group: after /proc is read, when the crash
+         * is handed out again, every worker will refuse them too (unless /proc names another user) */
+        if (r == -EPERM)
                 c->early_error = r;
         if (r <= 0)
                 return; /* none idle, or an error of ours: it goes after /proc */
@@ -779,7 +783,9 @@ static int crash_send_details(Crash *c) {
                 record_fd = crash_record_memfd(&c->record);
                 r = record_fd < 0 ? record_fd : worker_send_details(c->worker, record_fd, c->meta.modules);
         }
-        if (r == -EAGAIN) { /* given back meanwhile: ours is still open, one worker takes the whole job */
+        /* The worker gave the job back before DETAILS reached it. Our copy of the connection is
+         * still open, so another worker is given the whole job from the start. */
+        if (r == -EAGAIN) {
                 c->worker = NULL;
                 c->job_returned = true;
                 return crash_start_streaming(c);
@@ -1146,7 +1152,9 @@ static void crash_worker_result(Crash *c, const MsgResult *res) {
         crash_store_result(c, res, &facts);
         if (c->forward && facts.filename[0] && crash_forward(c, &facts) >= 0)
                 return; /* crash_forwarded() goes on */
-        c->conn_fd = safe_close(c->conn_fd); /* held for a forwarding that does not happen: the task goes */
+        /* Our copy of the connection was kept in case the crash was forwarded into its container;
+         * it is not, so closing the copy releases the crashed task. */
+        c->conn_fd = safe_close(c->conn_fd);
         crash_commit(c, &facts);
 }
 

@@ -540,13 +540,15 @@ static int run_job(const MsgJob *job, int fds[JOB_FDS], ModuleFiles *mods) {
         r = fault_give_back(&rec, job);
         if (r >= 0)
                 return give_back_fd(fds[r], log_error_errno(-EAGAIN, "Test fault: the job's start failed: %m"));
-        take_module_files(mods); /* no giving back from here */
+        take_module_files(mods); /* from here on this worker can no longer give the job back */
         details.rec = &rec;
         r = core_receive(fds[JOB_FD_CONN], sink, fds[JOB_FD_OUT], journal_fd, job,
                          &(ReceiveHooks) { .ask = ask_spool, .given_fd = slots.spool, .tick = details_tick,
                                            .received = details_wait }, &res,
                          &journal_fit, &cap);
-        fds[JOB_FD_CONN] = -EBADF; /* closed by core_receive: the task is released (DETAILS: once /proc is read) */
+        /* core_receive() closed the connection, which releases the crashed task; for a job handed
+         * out while /proc was read, the manager's own copy holds the task until DETAILS comes */
+        fds[JOB_FD_CONN] = -EBADF;
         if (r < 0)
                 return log_error_errno(r, "Failed to receive the core: %m");
         r = details_wait(res.bytes_in); /* (a core compressed while received) */
@@ -678,7 +680,7 @@ static int enter_sandbox_ahead(MsgMapped *ret) {
         r = enter(&sp);
         r = r ?: proto_send(WORKER_CONTROL_FD, &ready, sizeof ready, NULL, 0);
         if (r == -EPIPE)
-                return -ECONNRESET; /* let go meanwhile (a reload) */
+                return -ECONNRESET; /* the manager retired this spare while it got ready (a reload) */
         return r < 0 ? r : 1;
 }
 
