@@ -142,27 +142,28 @@ static bool dumping_now(int pidfd, pid_t pid) {
         return dir >= 0 && pidfd_check_alive(pidfd) >= 0 && meta_process_dumping(dir);
 }
 
-/* The pidfd names the claimed PID, in this PID namespace, and a process that is dumping core
- * where the kernel can say so (it answers PIDFD_INFO_COREDUMP, or says it supports it: then a
- * process it says nothing of has not dumped); -ESRCH if not. */
+/* The pidfd names the claimed PID, in this PID namespace, and a process that has dumped core (the
+ * kernel's COREDUMPED mark) or is dumping it now (PF_DUMPCORE): the second is all a kernel without
+ * PIDFD_INFO_COREDUMP (before 6.16; before 6.13 without PIDFD_GET_INFO at all) lets us see.
+ * -ESRCH if not. */
 static int check_pidfd(int pidfd, pid_t claimed) {
         PidfdInfo info;
         pid_t pid;
         int r = pidfd_get_info(pidfd, PIDFD_INFO_WANT, &info);
 
         if (r >= 0 && (info.mask & PIDFD_INFO_PID)) {
-                bool knows = (info.mask & PIDFD_INFO_COREDUMP) ||
-                             ((info.mask & PIDFD_INFO_SUPPORTED_MASK) && (info.supported_mask & PIDFD_INFO_COREDUMP));
-
                 if (info.pid != claimed)
                         return -ESRCH;
-                if (knows && !((info.mask & PIDFD_INFO_COREDUMP) && (info.coredump_mask & PIDFD_COREDUMPED)) &&
-                    !dumping_now(pidfd, claimed))
+                if ((info.mask & PIDFD_INFO_COREDUMP) && (info.coredump_mask & PIDFD_COREDUMPED))
+                        return 0;
+        } else {
+                r = pidfd_get_pid(pidfd, &pid);
+                if (r < 0)
+                        return r;
+                if (pid != claimed)
                         return -ESRCH;
-                return 0;
         }
-        r = pidfd_get_pid(pidfd, &pid);
-        return r < 0 ? r : pid == claimed ? 0 : -ESRCH;
+        return dumping_now(pidfd, claimed) ? 0 : -ESRCH;
 }
 
 static void finish(RequestConn *c, Incoming *in) {
