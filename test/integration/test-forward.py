@@ -159,8 +159,11 @@ class Container:
             start = ""
         # PID 1 of the container runs what the test writes to the FIFO, so that crashes are its
         # descendants (as in a real container); stop() kills it, and the namespace with it
-        script = (f"mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/systemd && mkdir -m 0700 /run/cds && {start}"
-                  f"echo $$ > {self.ready}; while read -r cmd < {self.fifo}; do sh -c \"$cmd\"; done")
+        # The mounts first, in this shell: with "&&" up to the collector's "&" the whole list
+        # went to the background, and the wait for the socket could end at once on a machine
+        # whose own /run has a /run/systemd/coredump (systemd-coredump's), before the tmpfs hid it.
+        script = (f"{{ mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/systemd && mkdir -m 0700 /run/cds; }} "
+                  f"|| exit 1; {start}echo $$ > {self.ready}; while read -r cmd < {self.fifo}; do sh -c \"$cmd\"; done")
         cmd = ["unshare", "--mount", "--pid", "--cgroup", "--fork", "--mount-proc", "--propagation", "private",
                "sh", "-c", script]
         env_vars = {k: v for k, v in os.environ.items() if not k.startswith("LISTEN_")}
@@ -772,3 +775,4 @@ if __name__ == "__main__":
                "decompressor_confined": case_decompressor_confined,
                "userns": case_userns, "hostile_clients": case_hostile_clients, "unit_not_roots": case_unit_not_roots,
                "busy": case_busy, "privileged": case_privileged})
+

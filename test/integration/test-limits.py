@@ -12,7 +12,7 @@ import time
 
 import cdtest
 from cdtest import (CRASHER, Env, check, crash, crasher_copies, fill, read_exports, record_of, run_cases, skip,
-                    slow_crash_in_flight, test_user, wait_until)
+                    scaled, slow_crash_in_flight, test_user, wait_until)
 
 SUPPRESSED_ID = b"44a599742dfc4659a9825d09da683686"
 
@@ -54,7 +54,7 @@ def suppressed_count(sums, exe=None, reason=b"rate-limit"):
 
 def wait_quiet(env, d, n_records, timeout=120):
     """Until n_records crash records are written (every taken or fully recorded crash has one)."""
-    wait_until(lambda: len(read_exports(env, "record")) >= n_records, timeout,
+    wait_until(lambda: len(read_exports(env, "record")) >= n_records, scaled(timeout),
                lambda: f"{n_records} records, have {len(read_exports(env, 'record'))}:\n" + d.log_text()[-4000:])
 
 
