@@ -6,7 +6,10 @@ workloads of docs/performance.md, interleaved round by round in one run; beside 
 server keeping the core in a fresh memfd until the release (spool-only), what holding a core in
 memory costs the crashed task on this machine.
 
-    sudo python3 bench/run.py [--rounds 5] [--storm 200] [--build build]
+    sudo python3 bench/run.py [--rounds 5] [--storm 200] [--build build] [--json FILE] [--plot FILE.svg]
+
+--json writes the medians below as JSON; --plot draws them (bench/plot.py, python3-matplotlib:
+run it with /usr/bin/python3 then).
 
 Also systemd-coredump (Debian's v252) when it is found, installed or unpacked into the build
 directory by tools/run-tests.sh: its pipe helper, its socket-activated service (emulated with
@@ -28,6 +31,8 @@ kernel.core_pattern and kernel.core_pipe_limit on every exit path (and removes e
 created). It is not a test: it never fails on a number."""
 import argparse
 import glob
+import gzip
+import json
 import os
 import re
 import shutil
@@ -178,9 +183,9 @@ class Coredumpd:
             print(f"warning: {need - (len(pids) - len(left))} crashes not finished after {timeout} s", file=sys.stderr)
 
     def workers(self):
-        """The PIDs of the daemon's children (zombies too) but its zygote and its spare collector
-        (from /proc: settle() looks every few milliseconds, which ps would make a load of its
-        own)."""
+        """The PIDs of the daemon's children (zombies too) but its zygote, its spare collector and
+        its forward launcher (cdtest.NOT_WORKERS; from /proc: settle() looks every few
+        milliseconds, which ps would make a load of its own)."""
         tasks = glob.glob(f"/proc/{self.proc.pid}/task/*/children")
         if not tasks:
             raise RuntimeError("no /proc/PID/task/TID/children (a kernel without CONFIG_PROC_CHILDREN)")
@@ -192,7 +197,7 @@ class Coredumpd:
                 continue
             for kid in kids:
                 try:
-                    if cdtest.read_file(f"/proc/{kid}/comm") not in ("coredump-zygote", "coredump-proc"):
+                    if cdtest.read_file(f"/proc/{kid}/comm") not in cdtest.NOT_WORKERS:
                         out.add(kid)
                 except OSError:  # exited meanwhile
                     pass
@@ -275,6 +280,18 @@ def systemd_coredump_binary(build):
         if os.access(path, os.X_OK):
             return path
     return None
+
+
+def systemd_coredump_version(binary):
+    """The Debian version of the package binary came from (its changelog beside it, installed or
+    unpacked), or "" if it cannot be told."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(binary)))  # .../lib/systemd/x -> ...
+    try:
+        with gzip.open(os.path.join(root, "usr/share/doc/systemd-coredump/changelog.Debian.gz"), "rt") as f:
+            m = re.match(r"\S+ \(([^)]+)\)", f.readline())
+    except OSError:
+        return ""
+    return m.group(1) if m else ""
 
 
 def journald_listening():
@@ -414,7 +431,11 @@ def main():
     ap.add_argument("--storm", type=int, default=200)
     ap.add_argument("--no-systemd", action="store_true", help="leave systemd-coredump out even if found")
     ap.add_argument("--build", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build"))
+    ap.add_argument("--json", help="write the results (medians) to this file")
+    ap.add_argument("--plot", help="draw the results into this picture (.svg or .png)")
     a = ap.parse_args()
+    if a.plot:  # before the run, not after it: matplotlib must be there
+        import plot  # noqa: F401
     cdtest.require_kernel()
     cdtest.save_sysctl(cdtest.CORE_PATTERN)
     cdtest.save_sysctl(cdtest.CORE_PIPE_LIMIT)
@@ -516,7 +537,7 @@ def main():
 
     print(f"coredump-socket benchmark: Linux {os.uname().release}, {os.cpu_count()} CPUs, {a.rounds} rounds, "
           f"interleaved; coredumpd with its defaults (zstd, backtraces on)"
-          + ("; systemd-coredump " + sd_bin if sd else "; systemd-coredump not found"))
+          + (f"; systemd-coredump {systemd_coredump_version(sd_bin)} ({sd_bin})" if sd else "; systemd-coredump not found"))
     print("held: crash to waitpid(), how long the task is held (ms, median); ratio: to drain-only; spool: drain-only"
           " writing the core but its zero pages into a fresh memfd before the release, the least a collector holding the core in memory"
           " pays (the pages' first touch); complete: crash to"
@@ -544,6 +565,23 @@ def main():
     print(f"peak memory: coredumpd manager {manager_kib / 1024:.1f} MiB, one worker "
           f"{cd.worker_peak_kib() / 1024:.1f} MiB (largest seen, its spool not counted); spool peak "
           f"{cd.spool_peak() / 2**20:.1f} MiB (SpoolMax= {spool_max(cd) / 2**20:.0f} MiB)")
+    results = {
+        "title": f"bench/run.py: Linux {os.uname().release}, {os.cpu_count()} CPUs, {a.rounds} rounds interleaved"
+                 + (f"; systemd-coredump {systemd_coredump_version(sd_bin)} (pipe helper)" if sd else ""),
+        "collectors": names, "storm_size": a.storm,
+        "workloads": {w: {n: {"held": statistics.median(lat[w][n]), "complete": statistics.median(complete[w][n]),
+                              "cpu_ms": statistics.mean(cpu[w][n]), "stored": statistics.median(stored[w][n])}
+                          for n in names} for w, _ in WORKLOADS},
+        "storms": {name: {"rate": rate, "p99_ms": p99(v), "median_ms": statistics.median(v)}
+                   for name, (rate, v, _, _) in storms.items()},
+    }
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if a.plot:
+        import plot
+        plot.draw(results, a.plot)
+        print(f"picture: {a.plot}")
 
 
 if __name__ == "__main__":
