@@ -6,7 +6,7 @@ RUN_PACKAGES="systemd"
 FUZZ_PACKAGES="clang libclang-rt-dev"
 # the Debian package (tools/build-deb.sh; its Build-Depends come from debian/control): lintian checks it
 DEB_PACKAGES="dpkg-dev lintian"
-TEST_PACKAGES="python3 bash-completion elfutils debuginfod libdebuginfod1 binutils gdb zstd lz4 acl attr util-linux procps libmicrohttpd12 g++ golang-go rustc fuse3 libfuse3-dev systemd-journal-remote systemd dwz"
+TEST_PACKAGES="python3 graphviz bash-completion elfutils debuginfod libdebuginfod1 binutils gdb zstd lz4 acl attr util-linux procps libmicrohttpd12 g++ golang-go rustc fuse3 libfuse3-dev systemd-journal-remote systemd dwz"
 
 install_packages() {
         missing=""

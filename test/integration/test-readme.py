@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The README's first command, exactly as written, on a machine as it is after a boot: /run
-has no coredump-socket directory. It must bind the default socket, register itself, store a
-crash in the default storage and, on Ctrl-C (SIGINT), stop and put core_pattern back."""
+"""What the README tells a user to type. run_daemon: its first command, exactly as written, on a
+machine as it is after a boot: /run has no coredump-socket directory. It must bind the default
+socket, register itself, store a crash in the default storage and, on Ctrl-C (SIGINT), stop and
+put core_pattern back. first_crash: every command of its "A first crash" section, as written,
+against a daemon with a journald, each checked for what the README says it shows."""
 import glob
 import os
+import re
+import shlex
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 
-from cdtest import (CORE_PATTERN, CORE_PIPE_LIMIT, _restore, check, crash, kernel_has_socket, read_file,
-                    require_kernel, run_cases, save_sysctl, wait_until)
+from cdtest import (CORE_PATTERN, CORE_PIPE_LIMIT, Env, Journal, _restore, check, crash, ctl_command, elf_core_info,
+                    kernel_has_socket, read_file, require_kernel, run_cases, save_sysctl, wait_until)
 
 TOP = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SOCKET_DIR = "/run/coredump-socket"  # meson_options.txt: socket-path
@@ -110,5 +114,55 @@ def case_run_daemon():
           f"core_pattern back to {before_pattern!r}")
 
 
+FIRST_CRASH = "## A first crash"
+
+
+def first_crash_commands():
+    """The command lines of the README's "A first crash" section, in order."""
+    with open(os.path.join(TOP, "README.md")) as f:
+        text = f.read()
+    check(FIRST_CRASH in text, f"README.md has no section {FIRST_CRASH!r}")
+    section = text.split(FIRST_CRASH, 1)[1].split("\n## ", 1)[0]
+    return [line.strip() for line in section.splitlines() if line.startswith("    ") and line.strip()]
+
+
+def case_first_crash():
+    cmds = first_crash_commands()
+    check(len(cmds) == 5 and cmds[0].startswith("sh -c ") and all(c.startswith("coredumpctl ") for c in cmds[1:]),
+          f"the README's first crash is not a crash and four coredumpctl commands: {cmds}")
+    # the default storage, which coredumpctl trusts as installed (the test's files go afterwards)
+    env = Env({"Directory": STORAGE})
+    j = Journal(env)
+    d = env.start(journal=j)
+    crashed = subprocess.Popen(shlex.split(cmds[0]), cwd=env.base)
+    _restore.append((lambda: [os.unlink(f) for f in glob.glob(os.path.join(STORAGE, f"*.{crashed.pid}.*"))],
+                     f"the test's files in {STORAGE}"))
+    check(crashed.wait(60) == -signal.SIGSEGV, f"{cmds[0]!r} ended with {crashed.returncode}, not SIGSEGV")
+    wait_until(lambda: glob.glob(os.path.join(STORAGE, f"core.*.{crashed.pid}.*")), 60,
+               lambda: f"the crash's core:\n{d.log_text()}")
+    j.sync()
+    out = {}
+    for cmd in cmds[1:]:
+        # our coredumpctl, reading that journald's journal as the machine's own (ctl_command()),
+        # in the directory the user would be in (dump -o writes there)
+        e = {k: v for k, v in os.environ.items() if not k.startswith("DEBUGINFOD_")}
+        e.update({"TZ": "UTC", "LC_ALL": "C.UTF-8", "SYSTEMD_COLORS": "0"})
+        p = subprocess.run(ctl_command([j, *shlex.split(cmd)[1:]]), cwd=env.base, env=e, capture_output=True,
+                           stdin=subprocess.DEVNULL, timeout=300)
+        check(p.returncode == 0, f"{cmd!r}: exit {p.returncode}\n{p.stdout.decode()}{p.stderr.decode()}")
+        out[cmd.split()[1]] = p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace")
+    pid = crashed.pid
+    check(re.search(rf"^.* {pid} .*\bSIGSEGV\b.*\bpresent\b", out["list"], re.M),
+          f"list does not show PID {pid} with its core present:\n{out['list']}")
+    check(re.search(rf"PID: {pid} \(", out["info"]) and f"Stack trace of thread {pid}:" in out["info"],
+          f"info does not show PID {pid} with its stack trace:\n{out['info']}")
+    check(re.search(r"^#0 ", out["gdb"], re.M), f"gdb printed no backtrace:\n{out['gdb']}")
+    info = elf_core_info(os.path.join(env.base, "core.dump"))
+    check(info["type"] == 4 and pid in info["pids"], f"dump wrote no core of PID {pid}: {info}")
+    check(d.stop() == 0, "daemon did not stop cleanly")
+    j.stop()
+    print(f"observed: {' / '.join(cmds)}: each exit 0; the core of PID {pid} dumped as an ELF core")
+
+
 if __name__ == "__main__":
-    run_cases({"run_daemon": case_run_daemon})
+    run_cases({"run_daemon": case_run_daemon, "first_crash": case_first_crash})
