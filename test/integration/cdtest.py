@@ -149,7 +149,10 @@ def modes():
 # Bounds on how long something may take are multiplied by this in sanitizer builds, where the
 # daemon runs several times slower (test/meson.build sets CDS_TIME_SCALE), and by
 # CDS_TIME_SCALE_MACHINE on a slow machine (tests-vm/run --host-suite: a guest under TCG).
-TIME_SCALE = float(os.environ.get("CDS_TIME_SCALE") or 1) * float(os.environ.get("CDS_TIME_SCALE_MACHINE") or 1)
+MACHINE_SCALE = float(os.environ.get("CDS_TIME_SCALE_MACHINE") or 1)
+TIME_SCALE = float(os.environ.get("CDS_TIME_SCALE") or 1) * MACHINE_SCALE
+# the daemon's per-crash deadline where a case sets none: generous, longer on a slow machine
+DEFAULT_TIMEOUT_S = 60
 
 
 def scaled(seconds):
@@ -351,7 +354,7 @@ class Env:
         self.write_config(config or {})
 
     def write_config(self, keys):
-        keys = {"Directory": self.store, "TimeoutSec": "60", **keys}
+        keys = {"Directory": self.store, "TimeoutSec": str(int(DEFAULT_TIMEOUT_S * MACHINE_SCALE)), **keys}
         if test_mode() == "pipe" and kernel_has_socket():  # CDS_TEST_MODE=pipe, unless the case chose
             keys.setdefault("Mode", "pipe")
         with open(self.conf, "w") as f:
