@@ -107,6 +107,16 @@ def case_disk_cap():
             check("no room in the store" in why, f"PID {pid}: no core and no reason: {why!r}")
         print(f"observed: PID {pid}: {'stored' if 'COREDUMP_FILENAME' in r else 'no core'}: {why}")
     check(stored >= 1, "no core was stored at all")
+    if not verified:
+        # Each core stored pushed the earlier ones out to keep KeepFree= (as it should): all four
+        # can be gone by now. One more crash, alone, is the newest core: nothing vacuums it.
+        pid, _ = user_python(user, MAP_MANY, blob, "8")
+        r = record_of(env, pid, d, RECORD_WAIT)
+        path = r.get("COREDUMP_FILENAME", b"").decode()
+        check(path and os.path.exists(path), f"PID {pid}, alone: not stored: {r.get('COREDUMP_PROCESSING_ERROR')}")
+        check(subprocess.run(["zstd", "-q", "-t", path]).returncode == 0, f"{path} is not a complete zstd file")
+        print(f"observed: PID {pid}, alone after the others were vacuumed: stored, a complete zstd file")
+        verified += 1
     check(verified >= 1, f"none of the {stored} stored cores was left to verify as a complete zstd file")
     check(d.stop() == 0, "daemon did not stop cleanly")
 
