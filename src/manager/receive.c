@@ -130,9 +130,10 @@ static bool core_fd_plausible(int fd) {
         return S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode);
 }
 
-/* A sender that took its pidfd with pidfd_open() (systemd before 257.6, any pattern without
- * %F) gets no COREDUMPED mark from the kernel: then a thread of the process must be dumping
- * core right now (PF_DUMPCORE), read through a /proc directory the pidfd pins. */
+/* Where the kernel gives no COREDUMPED mark (a sender that took its pidfd with pidfd_open(), as
+ * systemd before 257.6 or any pattern without %F does; any kernel before 6.16), a thread of the
+ * process must be dumping core right now (PF_DUMPCORE), read through a /proc directory the pidfd
+ * pins. */
 static bool dumping_now(int pidfd, pid_t pid) {
         _cleanup_close_ int dir = -EBADF;
         char path[32];

@@ -404,8 +404,9 @@ class Env:
         """core_pattern can only be written from the initial mount namespace: for a daemon in
         another one the test writes it, the pattern the daemon would choose (socket or pipe, by
         Mode=)."""
-        write_file(CORE_PATTERN, self.pattern())
-        if self.pattern().startswith("|"):
+        pattern = self.pattern()
+        write_file(CORE_PATTERN, pattern)
+        if pattern.startswith("|"):
             save_sysctl(CORE_PIPE_LIMIT)
             write_file(CORE_PIPE_LIMIT, "64")
 

@@ -11,7 +11,7 @@ import struct
 import subprocess
 import time
 
-from cdtest import (BUILD, LAUNCHER_COMM, SYS_UNSHARE, Env, check, copy_crasher, crash, fd_targets, run_cases, start_filtered,
+from cdtest import (BUILD, JOURNAL_RUN_DIR, LAUNCHER_COMM, SYS_UNSHARE, Env, check, copy_crasher, crash, fd_targets, run_cases, start_filtered,
                     test_user, wait_until)
 
 PROBE = os.path.join(BUILD, "test", "sandbox-probe")
@@ -24,7 +24,7 @@ LAUNCHER_CAPS = CAP_SYS_ADMIN | (1 << 7) | (1 << 6) | (1 << 8) | (1 << 2)
 
 # what a worker's empty root holds where the machine runs journald: the journal's socket, bound
 # there for the worker's entry (src/worker/sandbox.c); nothing else, nothing at all without it
-JOURNAL_SOCKET = "/run/systemd/journal/socket"
+JOURNAL_SOCKET = os.path.join(JOURNAL_RUN_DIR, "socket")
 JOURNAL_TREE = ["run", "run/systemd", "run/systemd/journal", "run/systemd/journal/socket"]
 
 
